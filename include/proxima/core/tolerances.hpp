@@ -1,0 +1,37 @@
+// Every numerical tolerance of the geometry layer lives here, with its reason.
+#pragma once
+
+#include <limits>
+
+#include "proxima/core/types.hpp"
+
+namespace proxima::tol {
+
+/// Unit roundoff of double (2^-53 ≈ 1.1e-16); the thesis's "machine precision" (Montanari §4.2).
+inline constexpr Real kEps = std::numeric_limits<Real>::epsilon() * 0.5;
+
+/// GJK relative progress test (Montanari Alg. 5 line 8, van den Bergen Eq. 2.18):
+/// stop when ||v||^2 - v·w <= kGjkRelative * ||v||^2, i.e. the upper and lower distance bounds agree
+/// to ~1e-14 relative. The thesis writes ε_rel^2; we store the squared value directly.
+inline constexpr Real kGjkRelative = 64.0 * kEps;  // ≈ 7e-15
+
+/// GJK absolute progress test: ||v||^2 - v·w <= kGjkAbsolute * ||v|| * scale, where scale is the
+/// largest |y| in the simplex. Needed when ||v|| is close to the rounding level of the CSO
+/// coordinates (touching bodies): there the relative test cannot be met. Bounds the distance error
+/// by ~kGjkAbsolute * scale, i.e. a few ulps of the coordinates.
+inline constexpr Real kGjkAbsolute = 16.0 * kEps;  // ≈ 1.8e-15
+
+/// GJK contact test (Montanari Alg. 5 line 13, van den Bergen Eq. 2.17):
+/// ||v||^2 <= kGjkTouch * max||y||^2 ⇒ the origin is on the CSO to machine precision (distance 0).
+/// Written as a square: ||v|| <= 4 ulps of the coordinate magnitude.
+inline constexpr Real kGjkTouch = (4.0 * kEps) * (4.0 * kEps);
+
+/// Iteration cap of GJK. Polytopes converge in far fewer (finite termination); smooth shapes
+/// converge linearly and need at most ~100 iterations to reach the relative test above.
+inline constexpr int kGjkMaxIterations = 128;
+
+/// Hill-climbing over polytope adjacency is used by default above this vertex count
+/// (below it, a brute-force scan of contiguous memory is as fast).
+inline constexpr int kHillClimbMinVertices = 32;
+
+}  // namespace proxima::tol

@@ -1,0 +1,50 @@
+// JSON description of shapes, pairs and query results: the stable contract of `proxima distance`.
+//
+// SHAPE = {"type": ..., type fields..., "position": [x,y,z], "orientation": [w,x,y,z], "inflate": r}
+// PAIR  = {"a": SHAPE, "b": SHAPE, "id": any (optional, echoed in the result)}
+// Unknown keys are errors; every error names the offending field ("b.radius: must be >= 0 ...").
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "proxima/narrowphase/gjk.hpp"
+#include "proxima/shapes/shape.hpp"
+
+namespace proxima::io {
+
+struct PlacedShape {
+  Shape shape;
+  Transform pose;
+};
+
+struct ShapePair {
+  PlacedShape a, b;
+  nlohmann::json id;  ///< null when absent
+};
+
+/// Loads meshes once per path across many pairs (batch mode).
+class MeshCache {
+ public:
+  Result<Polytope> hullOf(const std::string& path);
+
+ private:
+  std::map<std::string, Polytope> hulls_;
+};
+
+/// where: the field path used in error messages ("a", "b"). baseDir resolves relative mesh paths.
+Result<PlacedShape> parseShape(const nlohmann::json& j, const std::string& where, const std::string& baseDir,
+                               MeshCache* meshes = nullptr);
+Result<ShapePair> parsePair(const nlohmann::json& j, const std::string& baseDir, MeshCache* meshes = nullptr);
+
+/// {"status", "distance", "witness_a", "witness_b", "normal", "iterations", ["message"], ["id"]}.
+/// Non-finite numbers are written as null.
+nlohmann::json toJson(const DistanceResult& r);
+
+/// An invalid_input result carrying a message (for lines that cannot be parsed).
+nlohmann::json invalidInputJson(const std::string& message, const nlohmann::json& id = nullptr);
+
+}  // namespace proxima::io

@@ -1,0 +1,21 @@
+// Distance between two runtime shapes: validates the input, splits each shape into core + radius
+// (spheres are inflated points, capsules inflated segments), runs GJK on the cores and subtracts
+// the radii afterwards (Box2D-style proxies; ARCHITECTURE.md "A shape is a core plus a radius").
+#pragma once
+
+#include "proxima/narrowphase/gjk.hpp"
+#include "proxima/shapes/shape.hpp"
+
+namespace proxima {
+
+/// Signed distance between a and b. When the cores are apart but the radii overlap, distance < 0
+/// and status is Overlapping (distance = core distance - radii, exact). When the cores themselves
+/// overlap, distance = -(rA + rB): an upper bound on the signed distance (the exact depth is the
+/// penetration query's job) and the normal is zero.
+DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
+                        const GjkOptions& options = {}, GjkCache* cache = nullptr);
+
+/// nullopt when the pose is usable; otherwise what is wrong with it.
+std::optional<std::string> validatePose(const Transform& pose);
+
+}  // namespace proxima

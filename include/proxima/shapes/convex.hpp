@@ -1,0 +1,215 @@
+// Support-mapped convex shapes (Montanari 2017 §2.2, Eqs. 2.5-2.9; Gilbert & Foo for quadrics).
+//
+// Every shape exposes `Vec3 support(const Vec3& d, SupportHint& hint) const` in its own local
+// frame: a point of the shape maximising d·x. GJK and friends are templates over this concept
+// (ARCHITECTURE.md "Algorithms over a support concept"). The hint carries the polytope's last
+// support vertex between calls (hill-climbing warm start) and is ignored by the other shapes.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "proxima/core/status.hpp"
+#include "proxima/core/types.hpp"
+
+namespace proxima {
+
+/// How a polytope evaluates its support mapping.
+enum class SupportMode {
+  Auto,        ///< hill-climbing when the polytope has >= tol::kHillClimbMinVertices vertices
+  BruteForce,  ///< scan all hull vertices (Montanari Eq. 2.6, linear cost)
+  HillClimb,   ///< walk the vertex adjacency from the last support vertex (Cameron 1997)
+};
+
+/// Per-query (or per-pair, across time steps) support state.
+struct SupportHint {
+  int vertex = 0;
+  SupportMode mode = SupportMode::Auto;
+};
+
+struct Point {
+  Vec3 p = Vec3::Zero();
+  [[nodiscard]] Vec3 support(const Vec3&, SupportHint&) const { return p; }
+};
+
+struct Segment {
+  Vec3 a = Vec3::Zero(), b = Vec3::Zero();
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const { return d.dot(b) > d.dot(a) ? b : a; }
+};
+
+struct Triangle {
+  Vec3 v[3];
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    int k = 0;
+    Real best = d.dot(v[0]);
+    for (int i = 1; i < 3; ++i) {
+      const Real s = d.dot(v[i]);
+      if (s > best) best = s, k = i;
+    }
+    return v[k];
+  }
+};
+
+struct Tetrahedron {
+  Vec3 v[4];
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    int k = 0;
+    Real best = d.dot(v[0]);
+    for (int i = 1; i < 4; ++i) {
+      const Real s = d.dot(v[i]);
+      if (s > best) best = s, k = i;
+    }
+    return v[k];
+  }
+};
+
+/// Sphere of the given radius centred at the origin. For distance queries it is handled as an
+/// inflated point (Box2D-style core + radius), which is exact and cheapest.
+struct Sphere {
+  Real radius = 1;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    const Real n = d.norm();
+    return n > 0 ? Vec3(d * (radius / n)) : Vec3(radius, 0, 0);
+  }
+};
+
+/// Axis-aligned ellipsoid with semi-axes radii: s(d) = D² d / ||D d||, D = diag(radii).
+struct Ellipsoid {
+  Vec3 radii = Vec3::Ones();
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    const Vec3 dd = radii.cwiseProduct(d);
+    const Real n = dd.norm();
+    if (!(n > 0)) return Vec3(radii.x(), 0, 0);
+    return radii.cwiseProduct(dd) / n;
+  }
+};
+
+struct Box {
+  Vec3 halfExtents = Vec3::Ones();
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    return {d.x() < 0 ? -halfExtents.x() : halfExtents.x(), d.y() < 0 ? -halfExtents.y() : halfExtents.y(),
+            d.z() < 0 ? -halfExtents.z() : halfExtents.z()};
+  }
+};
+
+/// Capsule along z: the segment from (0,0,-halfLength) to (0,0,halfLength) inflated by radius.
+struct Capsule {
+  Real radius = 1, halfLength = 1;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    const Real n = d.norm();
+    Vec3 s = n > 0 ? Vec3(d * (radius / n)) : Vec3(radius, 0, 0);
+    s.z() += d.z() < 0 ? -halfLength : halfLength;
+    return s;
+  }
+};
+
+/// Cylinder along z, centred at the origin.
+struct Cylinder {
+  Real radius = 1, halfLength = 1;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    const Real r = std::hypot(d.x(), d.y());
+    Vec3 s(0, 0, d.z() < 0 ? -halfLength : halfLength);
+    if (r > 0) s.x() = radius * d.x() / r, s.y() = radius * d.y() / r;
+    return s;
+  }
+};
+
+/// Cone along z with its base (radius) at z = -height/2 and its apex at z = +height/2 (the
+/// bounding-box-centred convention of Bullet and FCL). Its centroid is at z = -height/4.
+struct Cone {
+  Real radius = 1, height = 1;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint&) const {
+    const Real h = 0.5 * height;
+    const Real r = std::hypot(d.x(), d.y());
+    // Compare the apex with the best base-rim point.
+    const Real apex = d.z() * h;
+    const Real rim = radius * r - d.z() * h;
+    if (apex >= rim) return {0, 0, h};
+    if (r > 0) return {radius * d.x() / r, radius * d.y() / r, -h};
+    return {0, 0, -h};
+  }
+};
+
+/// Immutable hull data of a convex polytope, shared between copies.
+struct PolytopeData {
+  std::vector<Vec3> vertices;          ///< hull vertices only (interior/duplicate points removed)
+  std::vector<int> adjacencyOffsets;   ///< CSR: neighbours of i are adjacency[offsets[i]..offsets[i+1])
+  std::vector<int> adjacency;
+  std::vector<std::array<int, 3>> triangles;  ///< outward-oriented hull triangles (3-D hulls only)
+  int dimension = 3;                   ///< affine dimension of the input: 0 point, 1 segment, 2 flat, 3 solid
+  std::size_t inputPointCount = 0;
+};
+
+/// Convex hull of a point cloud. Degenerate clouds (duplicates, collinear, coplanar, a single
+/// point) are valid and give a lower-dimensional polytope. Built with Qhull when solid.
+class Polytope {
+ public:
+  Polytope() = default;
+  /// Builds the hull; fails (with a message naming the offending point) on an empty cloud or
+  /// a non-finite coordinate.
+  static Result<Polytope> fromPoints(std::span<const Vec3> points);
+
+  [[nodiscard]] const PolytopeData& data() const { return *data_; }
+  [[nodiscard]] const std::vector<Vec3>& vertices() const { return data_->vertices; }
+  [[nodiscard]] int vertexCount() const { return static_cast<int>(data_->vertices.size()); }
+  [[nodiscard]] int dimension() const { return data_->dimension; }
+  [[nodiscard]] std::span<const int> neighbours(int i) const {
+    return {data_->adjacency.data() + data_->adjacencyOffsets[i],
+            static_cast<std::size_t>(data_->adjacencyOffsets[i + 1] - data_->adjacencyOffsets[i])};
+  }
+
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& hint) const {
+    const auto& v = data_->vertices;
+    const int n = static_cast<int>(v.size());
+    const bool climb = hint.mode == SupportMode::HillClimb ||
+                       (hint.mode == SupportMode::Auto && n >= kHillClimbThreshold);
+    if (climb) return v[hint.vertex = hillClimb(d, hint.vertex)];
+    int k = 0;
+    Real best = d.dot(v[0]);
+    for (int i = 1; i < n; ++i) {
+      const Real s = d.dot(v[i]);
+      if (s > best) best = s, k = i;
+    }
+    hint.vertex = k;
+    return v[k];
+  }
+
+  /// Steepest-ascent-free hill-climbing: move to the first neighbour that strictly improves d·x.
+  /// On the edge graph of a convex polytope a local maximum is global, and strict improvement
+  /// guarantees termination.
+  [[nodiscard]] int hillClimb(const Vec3& d, int start) const;
+
+  static constexpr int kHillClimbThreshold = 32;  // == tol::kHillClimbMinVertices
+
+ private:
+  std::shared_ptr<const PolytopeData> data_;
+};
+
+/// A core shape inflated by a radius (Minkowski sum with a ball): sphero-polytopes, rounded boxes.
+template <class Core>
+struct Inflated {
+  Core core;
+  Real radius = 0;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const {
+    const Real n = d.norm();
+    Vec3 s = core.support(d, h);
+    if (n > 0) s += d * (radius / n);
+    return s;
+  }
+};
+
+/// A shape placed by a pose: support in world frame.
+template <class S>
+struct Transformed {
+  S shape;
+  Transform pose;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const {
+    return pose.apply(shape.support(pose.rotateInverse(d), h));
+  }
+};
+
+}  // namespace proxima

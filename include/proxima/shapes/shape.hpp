@@ -1,0 +1,71 @@
+// Runtime shape: one of the support-mapped convex shapes plus an optional inflation radius.
+// This is what the command line, the pair dispatch and (later) the simulator hold; the
+// algorithms themselves are templates over the support concept (convex.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "proxima/shapes/convex.hpp"
+
+namespace proxima {
+
+enum class ShapeType { Point, Segment, Triangle, Tetrahedron, Sphere, Ellipsoid, Box, Capsule, Cylinder, Cone, Polytope };
+
+/// Lower-case name as used in JSON ("point", "polytope", ...).
+std::string_view toString(ShapeType t);
+
+using ShapeGeometry =
+    std::variant<Point, Segment, Triangle, Tetrahedron, Sphere, Ellipsoid, Box, Capsule, Cylinder, Cone, Polytope>;
+
+class Shape {
+ public:
+  Shape() = default;
+  template <class G>
+  Shape(G g, Real inflate = 0) : geometry_(std::move(g)), inflate_(inflate) {}  // NOLINT
+
+  [[nodiscard]] ShapeType type() const { return static_cast<ShapeType>(geometry_.index()); }
+  [[nodiscard]] const ShapeGeometry& geometry() const { return geometry_; }
+  /// Extra radius added around the shape (Minkowski sum with a ball).
+  [[nodiscard]] Real inflate() const { return inflate_; }
+  void setInflate(Real r) { inflate_ = r; }
+
+  /// Total rounding radius: inflate() plus the intrinsic radius of spheres and capsules.
+  [[nodiscard]] Real totalRadius() const;
+
+  /// Support point of the whole shape (core + radius) in its local frame.
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const;
+
+  /// nullopt when the shape is usable; otherwise a message naming the offending field.
+  [[nodiscard]] std::optional<std::string> validate() const;
+
+ private:
+  ShapeGeometry geometry_ = Point{};
+  Real inflate_ = 0;
+};
+
+struct Aabb {
+  Vec3 lo = Vec3::Zero(), hi = Vec3::Zero();
+  [[nodiscard]] bool overlaps(const Aabb& o) const {
+    return (lo.array() <= o.hi.array()).all() && (o.lo.array() <= hi.array()).all();
+  }
+};
+
+/// Tight world AABB of the shape under a pose (six support calls; exact for every convex shape).
+Aabb computeAabb(const Shape& s, const Transform& pose = {});
+
+/// Mass properties per unit density in the shape's local frame.
+struct MassProperties {
+  Real volume = 0;
+  Vec3 centroid = Vec3::Zero();
+  Mat3 inertia = Mat3::Zero();  ///< about the centroid, per unit density (multiply by density)
+};
+
+/// Exact for every shape type and for inflated points and segments (spheres, capsules).
+/// Inflated polytopes and other inflated cores: volume exact by Steiner's formula for polytopes;
+/// centroid and inertia by numerical integration (documented as approximate, ~1e-4 relative).
+/// Fails for shapes without volume (point, segment, triangle, flat polytopes) naming why.
+Result<MassProperties> computeMassProperties(const Shape& s);
+
+}  // namespace proxima

@@ -1,0 +1,134 @@
+#include "proxima/io/mesh.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace proxima::io {
+namespace {
+
+using R = Result<TriangleMesh>;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+R fail(const std::string& path, std::size_t line, const std::string& what) {
+  std::ostringstream m;
+  m << path;
+  if (line > 0) m << ":" << line;
+  m << ": " << what;
+  return R::failure(m.str());
+}
+
+R finish(const std::string& path, TriangleMesh mesh) {
+  if (mesh.vertices.empty()) return fail(path, 0, "mesh has no vertices");
+  for (std::size_t i = 0; i < mesh.vertices.size(); ++i)
+    if (!mesh.vertices[i].allFinite()) return fail(path, 0, "vertex " + std::to_string(i) + " is not finite");
+  return mesh;
+}
+
+}  // namespace
+
+R readObj(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return fail(path, 0, "cannot open file");
+  TriangleMesh mesh;
+  std::string line;
+  std::size_t no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    std::istringstream s(line);
+    std::string tag;
+    if (!(s >> tag) || tag[0] == '#') continue;
+    if (tag == "v") {
+      Vec3 p;
+      if (!(s >> p.x() >> p.y() >> p.z())) return fail(path, no, "vertex needs three numbers");
+      mesh.vertices.push_back(p);
+    } else if (tag == "f") {
+      std::vector<int> idx;
+      std::string tok;
+      while (s >> tok) {
+        const int k = std::atoi(tok.substr(0, tok.find('/')).c_str());
+        const int n = static_cast<int>(mesh.vertices.size());
+        const int i = k > 0 ? k - 1 : n + k;  // negative indices are relative
+        if (k == 0 || i < 0 || i >= n) return fail(path, no, "face index '" + tok + "' out of range");
+        idx.push_back(i);
+      }
+      if (idx.size() < 3) return fail(path, no, "face needs at least three vertices");
+      for (std::size_t j = 1; j + 1 < idx.size(); ++j) mesh.triangles.push_back({idx[0], idx[j], idx[j + 1]});
+    }
+  }
+  return finish(path, std::move(mesh));
+}
+
+R readStl(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(path, 0, "cannot open file");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TriangleMesh mesh;
+  std::map<std::array<double, 3>, int> ids;  // merge the repeated corners of STL facets
+  auto vertexId = [&](const Vec3& p) {
+    const std::array<double, 3> key{p.x(), p.y(), p.z()};
+    auto [it, inserted] = ids.emplace(key, static_cast<int>(mesh.vertices.size()));
+    if (inserted) mesh.vertices.push_back(p);
+    return it->second;
+  };
+  // Binary STL: 80-byte header, uint32 count, 50 bytes per facet. Its size identifies it even when
+  // the header starts with "solid" (as many exporters write).
+  if (bytes.size() >= 84) {
+    std::uint32_t n;
+    std::memcpy(&n, bytes.data() + 80, 4);
+    if (bytes.size() == 84 + 50ull * n) {
+      for (std::uint32_t f = 0; f < n; ++f) {
+        const char* p = bytes.data() + 84 + 50ull * f + 12;
+        std::array<int, 3> tri{};
+        for (int k = 0; k < 3; ++k) {
+          float c[3];
+          std::memcpy(c, p + 12 * k, 12);
+          tri[k] = vertexId(Vec3(c[0], c[1], c[2]));
+        }
+        mesh.triangles.push_back(tri);
+      }
+      return finish(path, std::move(mesh));
+    }
+  }
+  std::istringstream s(bytes);
+  std::string line;
+  std::size_t no = 0;
+  std::vector<int> facet;
+  bool sawSolid = false;
+  while (std::getline(s, line)) {
+    ++no;
+    std::istringstream ls(line);
+    std::string tag;
+    if (!(ls >> tag)) continue;
+    if (tag == "solid") sawSolid = true;
+    else if (tag == "vertex") {
+      Vec3 p;
+      if (!(ls >> p.x() >> p.y() >> p.z())) return fail(path, no, "vertex needs three numbers");
+      facet.push_back(vertexId(p));
+    } else if (tag == "endloop") {
+      if (facet.size() != 3) return fail(path, no, "facet does not have three vertices");
+      mesh.triangles.push_back({facet[0], facet[1], facet[2]});
+      facet.clear();
+    }
+  }
+  if (!sawSolid) return fail(path, 0, "neither a binary STL (size mismatch) nor an ASCII STL ('solid' missing)");
+  return finish(path, std::move(mesh));
+}
+
+R readMesh(const std::string& path) {
+  const std::string l = lower(path);
+  auto ends = [&](const char* e) { return l.size() >= std::strlen(e) && l.compare(l.size() - std::strlen(e), std::string::npos, e) == 0; };
+  if (ends(".obj")) return readObj(path);
+  if (ends(".stl")) return readStl(path);
+  return fail(path, 0, "unknown mesh format (expected .obj or .stl)");
+}
+
+}  // namespace proxima::io

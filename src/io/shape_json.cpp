@@ -1,0 +1,205 @@
+#include "proxima/io/shape_json.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "proxima/io/mesh.hpp"
+
+namespace proxima::io {
+namespace {
+
+using json = nlohmann::json;
+
+struct ParseError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) { throw ParseError{field + ": " + what}; }
+
+Real number(const json& j, const std::string& field) {
+  if (!j.is_number()) fail(field, "expected a number, got " + std::string(j.type_name()));
+  const Real x = j.get<Real>();
+  if (!std::isfinite(x)) fail(field, "not finite");
+  return x;
+}
+
+Vec3 vec3(const json& j, const std::string& field) {
+  if (!j.is_array() || j.size() != 3) fail(field, "expected an array of 3 numbers");
+  return {number(j[0], field + "[0]"), number(j[1], field + "[1]"), number(j[2], field + "[2]")};
+}
+
+std::vector<Vec3> points(const json& j, const std::string& field, std::size_t exact) {
+  if (!j.is_array()) fail(field, "expected an array of [x,y,z] points");
+  if (exact && j.size() != exact) fail(field, "expected exactly " + std::to_string(exact) + " points, got " + std::to_string(j.size()));
+  if (j.empty()) fail(field, "needs at least one point");
+  std::vector<Vec3> out;
+  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(vec3(j[i], field + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+const json& require(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end()) fail(where + "." + key, "missing");
+  return *it;
+}
+
+Real nonNegative(const json& j, const char* key, const std::string& where) {
+  const std::string f = where + "." + key;
+  const Real x = number(require(j, key, where), f);
+  if (x < 0) fail(f, "must be >= 0 (got " + j[key].dump() + ")");
+  return x;
+}
+
+PlacedShape parse(const json& j, const std::string& where, const std::string& baseDir, MeshCache* meshes) {
+  if (!j.is_object()) fail(where, "expected an object with a \"type\"");
+  const json& t = require(j, "type", where);
+  if (!t.is_string()) fail(where + ".type", "expected a string");
+  const std::string type = t.get<std::string>();
+  std::set<std::string> allowed = {"type", "position", "orientation", "inflate"};
+  PlacedShape out;
+  Shape s;
+  auto allow = [&](std::initializer_list<const char*> keys) { allowed.insert(keys.begin(), keys.end()); };
+  if (type == "point") {
+    allow({"point"});
+    Point p;
+    if (j.contains("point")) p.p = vec3(j["point"], where + ".point");
+    s = Shape(p);
+  } else if (type == "segment" || type == "triangle" || type == "tetrahedron" || type == "polytope") {
+    allow({"points"});
+    const std::size_t n = type == "segment" ? 2 : type == "triangle" ? 3 : type == "tetrahedron" ? 4 : 0;
+    const auto pts = points(require(j, "points", where), where + ".points", n);
+    if (type == "segment") s = Shape(Segment{pts[0], pts[1]});
+    else if (type == "triangle") s = Shape(Triangle{{pts[0], pts[1], pts[2]}});
+    else if (type == "tetrahedron") s = Shape(Tetrahedron{{pts[0], pts[1], pts[2], pts[3]}});
+    else {
+      auto poly = Polytope::fromPoints(pts);
+      if (!poly) fail(where + ".points", poly.message());
+      s = Shape(std::move(poly).value());
+    }
+  } else if (type == "sphere") {
+    allow({"radius"});
+    s = Shape(Sphere{nonNegative(j, "radius", where)});
+  } else if (type == "ellipsoid") {
+    allow({"radii"});
+    const Vec3 r = vec3(require(j, "radii", where), where + ".radii");
+    for (int i = 0; i < 3; ++i)
+      if (r[i] < 0) fail(where + ".radii[" + std::to_string(i) + "]", "must be >= 0");
+    s = Shape(Ellipsoid{r});
+  } else if (type == "box") {
+    allow({"half_extents"});
+    const Vec3 h = vec3(require(j, "half_extents", where), where + ".half_extents");
+    for (int i = 0; i < 3; ++i)
+      if (h[i] < 0) fail(where + ".half_extents[" + std::to_string(i) + "]", "must be >= 0");
+    s = Shape(Box{h});
+  } else if (type == "capsule" || type == "cylinder") {
+    allow({"radius", "half_length"});
+    const Real r = nonNegative(j, "radius", where), h = nonNegative(j, "half_length", where);
+    s = type == "capsule" ? Shape(Capsule{r, h}) : Shape(Cylinder{r, h});
+  } else if (type == "cone") {
+    allow({"radius", "height"});
+    s = Shape(Cone{nonNegative(j, "radius", where), nonNegative(j, "height", where)});
+  } else if (type == "mesh") {
+    allow({"file"});
+    const json& f = require(j, "file", where);
+    if (!f.is_string()) fail(where + ".file", "expected a file path string");
+    std::filesystem::path p = f.get<std::string>();
+    if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+    MeshCache local;
+    auto hull = (meshes ? meshes : &local)->hullOf(p.string());
+    if (!hull) fail(where + ".file", hull.message());
+    s = Shape(hull.value());
+  } else {
+    fail(where + ".type",
+         "unknown shape type '" + type +
+             "' (expected point, segment, triangle, tetrahedron, polytope, sphere, ellipsoid, box, capsule, "
+             "cylinder, cone or mesh)");
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!allowed.count(it.key())) fail(where + "." + it.key(), "unknown key for a " + type);
+  if (j.contains("inflate")) s.setInflate(nonNegative(j, "inflate", where));
+  Vec3 pos = Vec3::Zero();
+  if (j.contains("position")) pos = vec3(j["position"], where + ".position");
+  Quat q = Quat::Identity();
+  if (j.contains("orientation")) {
+    const json& o = j["orientation"];
+    const std::string f = where + ".orientation";
+    if (!o.is_array() || o.size() != 4) fail(f, "expected [w, x, y, z]");
+    q = Quat(number(o[0], f + "[0]"), number(o[1], f + "[1]"), number(o[2], f + "[2]"), number(o[3], f + "[3]"));
+    const Real n = q.norm();
+    if (!(std::abs(n - 1) < 1e-6)) fail(f, "not a unit quaternion (norm " + json(n).dump() + ")");
+    q.normalize();
+  }
+  out.shape = std::move(s);
+  out.pose = Transform(q, pos);
+  return out;
+}
+
+json vecJson(const Vec3& v) {
+  json a = json::array();
+  for (int i = 0; i < 3; ++i) a.push_back(std::isfinite(v[i]) ? json(v[i]) : json(nullptr));
+  return a;
+}
+
+}  // namespace
+
+Result<Polytope> MeshCache::hullOf(const std::string& path) {
+  if (auto it = hulls_.find(path); it != hulls_.end()) return it->second;
+  auto mesh = readMesh(path);
+  if (!mesh) return Result<Polytope>::failure(mesh.message());
+  auto hull = Polytope::fromPoints(mesh.value().vertices);
+  if (!hull) return Result<Polytope>::failure(path + ": " + hull.message());
+  hulls_.emplace(path, hull.value());
+  return hull;
+}
+
+Result<PlacedShape> parseShape(const json& j, const std::string& where, const std::string& baseDir, MeshCache* meshes) {
+  try {
+    return parse(j, where, baseDir, meshes);
+  } catch (const ParseError& e) {
+    return Result<PlacedShape>::failure(e.message);
+  } catch (const json::exception& e) {
+    return Result<PlacedShape>::failure(where + ": " + e.what());
+  }
+}
+
+Result<ShapePair> parsePair(const json& j, const std::string& baseDir, MeshCache* meshes) {
+  if (!j.is_object()) return Result<ShapePair>::failure("pair: expected an object {\"a\": SHAPE, \"b\": SHAPE}");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "a" && it.key() != "b" && it.key() != "id")
+      return Result<ShapePair>::failure(it.key() + ": unknown key (a pair has \"a\", \"b\" and optional \"id\")");
+  ShapePair p;
+  if (j.contains("id")) p.id = j["id"];
+  if (!j.contains("a")) return Result<ShapePair>::failure("a: missing");
+  if (!j.contains("b")) return Result<ShapePair>::failure("b: missing");
+  auto a = parseShape(j["a"], "a", baseDir, meshes);
+  if (!a) return Result<ShapePair>::failure(a.message());
+  auto b = parseShape(j["b"], "b", baseDir, meshes);
+  if (!b) return Result<ShapePair>::failure(b.message());
+  p.a = std::move(a).value();
+  p.b = std::move(b).value();
+  return p;
+}
+
+json toJson(const DistanceResult& r) {
+  json o;
+  o["status"] = std::string(toString(r.status));
+  o["distance"] = std::isfinite(r.distance) ? json(r.distance) : json(nullptr);
+  o["witness_a"] = vecJson(r.witnessA);
+  o["witness_b"] = vecJson(r.witnessB);
+  o["normal"] = vecJson(r.normal);
+  o["iterations"] = r.iterations;
+  if (!r.message.empty()) o["message"] = r.message;
+  return o;
+}
+
+json invalidInputJson(const std::string& message, const json& id) {
+  DistanceResult r;
+  r.status = Status::InvalidInput;
+  r.message = message;
+  json o = toJson(r);
+  if (!id.is_null()) o["id"] = id;
+  return o;
+}
+
+}  // namespace proxima::io

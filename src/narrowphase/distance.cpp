@@ -1,0 +1,72 @@
+#include "proxima/narrowphase/distance.hpp"
+
+#include <cmath>
+#include <variant>
+
+namespace proxima {
+namespace {
+
+// Non-owning polytope view so the core variant stays cheap to build per query.
+struct PolytopeRef {
+  const Polytope* p;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const { return p->support(d, h); }
+};
+
+using Core = std::variant<Point, Segment, Triangle, Tetrahedron, Ellipsoid, Box, Cylinder, Cone, PolytopeRef>;
+
+Core coreOf(const Shape& s) {
+  return std::visit(
+      [](const auto& g) -> Core {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, Sphere>) return Point{};
+        else if constexpr (std::is_same_v<G, Capsule>)
+          return Segment{Vec3(0, 0, -g.halfLength), Vec3(0, 0, g.halfLength)};
+        else if constexpr (std::is_same_v<G, Polytope>) return PolytopeRef{&g};
+        else return g;
+      },
+      s.geometry());
+}
+
+}  // namespace
+
+std::optional<std::string> validatePose(const Transform& pose) {
+  if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
+  if (!pose.rotation.allFinite()) return std::string("orientation has a non-finite component");
+  const Real err = (pose.rotation.transpose() * pose.rotation - Mat3::Identity()).cwiseAbs().maxCoeff();
+  if (!(err < 1e-9)) return std::string("orientation is not a rotation (quaternion not unit?)");
+  return std::nullopt;
+}
+
+DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
+                        const GjkOptions& options, GjkCache* cache) {
+  DistanceResult bad;
+  bad.status = Status::InvalidInput;
+  if (auto m = a.validate()) return bad.message = "a: " + *m, bad;
+  if (auto m = b.validate()) return bad.message = "b: " + *m, bad;
+  if (auto m = validatePose(poseA)) return bad.message = "a: " + *m, bad;
+  if (auto m = validatePose(poseB)) return bad.message = "b: " + *m, bad;
+
+  const Core ca = coreOf(a), cb = coreOf(b);
+  DistanceResult r = std::visit(
+      [&](const auto& x, const auto& y) { return gjkDistance(x, poseA, y, poseB, options, cache); }, ca, cb);
+  const Real ra = a.totalRadius(), rb = b.totalRadius();
+  if (ra == 0 && rb == 0) return r;
+  if (r.status == Status::Overlapping) {
+    // Cores overlap: the depth is at least ra + rb.
+    r.distance = -(ra + rb);
+    return r;
+  }
+  if (r.status == Status::Separated || r.status == Status::MaxIterations || r.status == Status::Degenerate) {
+    const Vec3 n = r.normal;
+    if (n.squaredNorm() > 0) {
+      r.witnessA += ra * n;
+      r.witnessB -= rb * n;
+      for (int i = 0; i < r.simplexSize; ++i) r.simplexA[i] += ra * n, r.simplexB[i] -= rb * n;
+    }
+    r.distance -= ra + rb;
+    if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
+  }
+  return r;
+}
+
+}  // namespace proxima

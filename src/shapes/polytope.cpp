@@ -1,0 +1,223 @@
+// Convex polytope from a point cloud: Qhull for solid hulls (vertices, outward triangles, vertex
+// adjacency for hill-climbing); our own handling of the degenerate clouds Qhull rejects
+// (single point, collinear, coplanar), which are valid input for distance queries.
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "proxima/shapes/convex.hpp"
+
+extern "C" {
+#include <libqhull_r/libqhull_r.h>
+}
+
+namespace proxima {
+namespace {
+
+void buildAdjacency(PolytopeData& d, const std::vector<std::set<int>>& nb) {
+  d.adjacencyOffsets.assign(nb.size() + 1, 0);
+  d.adjacency.clear();
+  for (std::size_t i = 0; i < nb.size(); ++i) {
+    d.adjacency.insert(d.adjacency.end(), nb[i].begin(), nb[i].end());
+    d.adjacencyOffsets[i + 1] = static_cast<int>(d.adjacency.size());
+  }
+}
+
+// Andrew's monotone chain on 2-D coordinates; returns indices in counter-clockwise order without
+// collinear points.
+std::vector<int> hull2d(const std::vector<Vec2>& p) {
+  std::vector<int> idx(p.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+    return p[a].x() < p[b].x() || (p[a].x() == p[b].x() && p[a].y() < p[b].y());
+  });
+  auto cross = [&](int o, int a, int b) {
+    return (p[a] - p[o]).x() * (p[b] - p[o]).y() - (p[a] - p[o]).y() * (p[b] - p[o]).x();
+  };
+  std::vector<int> h(2 * idx.size());
+  int k = 0;
+  for (int i : idx) {
+    while (k >= 2 && cross(h[k - 2], h[k - 1], i) <= 0) --k;
+    h[k++] = i;
+  }
+  for (int j = static_cast<int>(idx.size()) - 2, t = k + 1; j >= 0; --j) {
+    const int i = idx[j];
+    while (k >= t && cross(h[k - 2], h[k - 1], i) <= 0) --k;
+    h[k++] = i;
+  }
+  h.resize(std::max(k - 1, 1));
+  return h;
+}
+
+// Solid hull with Qhull; returns false when Qhull reports the input as flat.
+bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
+  std::vector<double> coords(pts.size() * 3);
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    for (int k = 0; k < 3; ++k) coords[3 * i + k] = pts[i][k];
+  qhT qh_qh;
+  qhT* qh = &qh_qh;
+  QHULL_LIB_CHECK
+  qh_zero(qh, nullptr);
+  char options[] = "qhull Qt";
+  // Qhull reports precision problems on stderr; we handle them (fallback to the flat hull), so
+  // its messages go to /dev/null.
+  static FILE* devnull = std::fopen("/dev/null", "w");
+  const int exitcode =
+      qh_new_qhull(qh, 3, static_cast<int>(pts.size()), coords.data(), False, options, nullptr, devnull);
+  bool ok = exitcode == 0;
+  if (ok) {
+    std::vector<int> remap(pts.size(), -1);
+    vertexT* vertex;
+    FORALLvertices {
+      const int id = qh_pointid(qh, vertex->point);
+      remap[id] = static_cast<int>(d.vertices.size());
+      d.vertices.push_back(pts[id]);
+    }
+    std::vector<std::set<int>> nb(d.vertices.size());
+    facetT* facet;
+    FORALLfacets {
+      int tri[3], k = 0;
+      vertexT** vertexp;
+      FOREACHvertex_(facet->vertices) {
+        if (k < 3) tri[k] = remap[qh_pointid(qh, vertex->point)];
+        ++k;
+      }
+      (void)vertexp;
+      if (k != 3) continue;  // Qt triangulates every facet
+      // Orient outward using Qhull's facet normal.
+      const Vec3 n = (d.vertices[tri[1]] - d.vertices[tri[0]]).cross(d.vertices[tri[2]] - d.vertices[tri[0]]);
+      const Vec3 qn(facet->normal[0], facet->normal[1], facet->normal[2]);
+      if (n.dot(qn) < 0) std::swap(tri[1], tri[2]);
+      d.triangles.push_back({tri[0], tri[1], tri[2]});
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          if (i != j) nb[tri[i]].insert(tri[j]);
+    }
+    buildAdjacency(d, nb);
+  }
+  qh_freeqhull(qh, !qh_ALL);
+  int curlong, totlong;
+  qh_memfreeshort(qh, &curlong, &totlong);
+  return ok && d.vertices.size() >= 4;
+}
+
+}  // namespace
+
+Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
+  if (points.empty()) return Result<Polytope>::failure("polytope has no points");
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (!points[i].allFinite()) {
+      std::ostringstream m;
+      m << "point " << i << " has a non-finite coordinate";
+      return Result<Polytope>::failure(m.str());
+    }
+  // Remove exact duplicates (keeps first occurrence order).
+  std::vector<Vec3> pts;
+  {
+    std::vector<std::size_t> order(points.size());
+    std::iota(order.begin(), order.end(), 0);
+    auto less = [&](std::size_t a, std::size_t b) {
+      return std::lexicographical_compare(points[a].data(), points[a].data() + 3, points[b].data(), points[b].data() + 3);
+    };
+    std::stable_sort(order.begin(), order.end(), less);
+    std::vector<char> keep(points.size(), 0);
+    for (std::size_t i = 0; i < order.size(); ++i)
+      if (i == 0 || points[order[i]] != points[order[i - 1]]) keep[order[i]] = 1;
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (keep[i]) pts.push_back(points[i]);
+  }
+  auto data = std::make_shared<PolytopeData>();
+  data->inputPointCount = points.size();
+
+  // Affine dimension with a relative tolerance: farthest point, farthest from the line, farthest
+  // from the plane.
+  const Vec3 p0 = pts[0];
+  std::size_t i1 = 0;
+  Real far = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if ((pts[i] - p0).squaredNorm() > far) far = (pts[i] - p0).squaredNorm(), i1 = i;
+  const Real extent = std::sqrt(far);
+  const Real flatTol = 64 * std::numeric_limits<Real>::epsilon() * extent;
+  int dim = 0;
+  std::size_t i2 = 0;
+  Vec3 e1 = Vec3::Zero(), nrm = Vec3::Zero();
+  if (extent > 0) {
+    dim = 1;
+    e1 = (pts[i1] - p0) / extent;
+    Real best = 0;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const Vec3 q = pts[i] - p0;
+      const Real dl = (q - q.dot(e1) * e1).norm();
+      if (dl > best) best = dl, i2 = i;
+    }
+    if (best > flatTol) {
+      dim = 2;
+      nrm = (pts[i1] - p0).cross(pts[i2] - p0).normalized();
+      Real off = 0;
+      for (const Vec3& q : pts) off = std::max(off, std::abs((q - p0).dot(nrm)));
+      if (off > flatTol) dim = 3;
+    }
+  }
+  if (dim == 3 && !qhull3d(pts, *data)) {
+    data->vertices.clear(), data->triangles.clear();
+    dim = 2;  // Qhull judged it flat within its own precision
+  }
+  data->dimension = dim;
+  if (dim == 0) {
+    data->vertices = {p0};
+    buildAdjacency(*data, {std::set<int>{}});
+  } else if (dim == 1) {
+    // Extreme points along the line.
+    std::size_t lo = 0, hi = 0;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      if ((pts[i] - p0).dot(e1) < (pts[lo] - p0).dot(e1)) lo = i;
+      if ((pts[i] - p0).dot(e1) > (pts[hi] - p0).dot(e1)) hi = i;
+    }
+    data->vertices = {pts[lo], pts[hi]};
+    buildAdjacency(*data, {std::set<int>{1}, std::set<int>{0}});
+  } else if (dim == 2) {
+    const Vec3 e2 = nrm.cross(e1);
+    std::vector<Vec2> q(pts.size());
+    for (std::size_t i = 0; i < pts.size(); ++i) q[i] = Vec2((pts[i] - p0).dot(e1), (pts[i] - p0).dot(e2));
+    const std::vector<int> h = hull2d(q);
+    const int m = static_cast<int>(h.size());
+    std::vector<std::set<int>> nb(m);
+    for (int i = 0; i < m; ++i) {
+      data->vertices.push_back(pts[h[i]]);
+      if (m > 1) nb[i].insert((i + 1) % m), nb[i].insert((i + m - 1) % m);
+    }
+    nb[0].erase(0);
+    buildAdjacency(*data, nb);
+  }
+  Polytope p;
+  p.data_ = std::move(data);
+  return p;
+}
+
+int Polytope::hillClimb(const Vec3& d, int start) const {
+  const auto& v = data_->vertices;
+  const int n = static_cast<int>(v.size());
+  int cur = (start >= 0 && start < n) ? start : 0;
+  Real best = d.dot(v[cur]);
+  const int* adj = data_->adjacency.data();
+  const int* off = data_->adjacencyOffsets.data();
+  // Strictly increasing walk: terminates, and on a convex polytope's edge graph the local maximum
+  // is a global one. A NaN direction compares false and stops at once.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int e = off[cur]; e < off[cur + 1]; ++e) {
+      const int j = adj[e];
+      const Real s = d.dot(v[j]);
+      if (s > best) {
+        best = s, cur = j, moved = true;
+        break;
+      }
+    }
+  }
+  return cur;
+}
+
+}  // namespace proxima
