@@ -58,7 +58,10 @@ struct SvSolver {
     if (ok1 && ok2) {
       r.size = 2;
       r.ids[0] = i1, r.ids[1] = i2;
-      r.lambda[0] = c1 / mu, r.lambda[1] = c2 / mu;
+      // λ = C / μ_max (Alg. 4 line 15), normalised by the computed sum of the cofactors (equal to μ_max
+      // in exact arithmetic) so that Σλ = 1 to rounding and ν stays a convex combination.
+      const Real sum = c1 + c2;
+      r.lambda[0] = c1 / sum, r.lambda[1] = c2 / sum;
       r.point = r.lambda[0] * a + r.lambda[1] * b;
     } else if (ok1) {
       r = vertex(i1);  // p lies beyond a
@@ -105,7 +108,10 @@ struct SvSolver {
     if (inside) {
       SimplexSolution r;
       r.size = 3;
-      for (int j = 0; j < 3; ++j) r.ids[j] = ids[j], r.lambda[j] = C[j] / muMax;
+      // λ_j = C_j / μ_max (Alg. 3 line 16), normalised by ΣC_j (= μ_max in exact arithmetic): for slender
+      // triangles the rounding of the C_j would otherwise leave Σλ ≠ 1 by ~1e-13 and move ν off the CSO.
+      const Real sum = C[0] + C[1] + C[2];
+      for (int j = 0; j < 3; ++j) r.ids[j] = ids[j], r.lambda[j] = C[j] / sum;
       r.point = r.lambda[0] * a + r.lambda[1] * b + r.lambda[2] * c;
       return r;
     }

@@ -78,7 +78,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   if (cache && cache->valid) hintA.vertex = cache->hintA.vertex, hintB.vertex = cache->hintB.vertex;
 
   // Simplex, newest vertex first: CSO points y = pa - pb and their pre-images (A frame).
-  Vec3 y[4], pa[4], pb[4];
+  // lb keeps B's support points in B's own frame exactly as returned, for the warm-start cache
+  // (recomputing them through the inverse pose would add drift at every step).
+  Vec3 y[4], pa[4], pb[4], lb[4];
   int n = 0;
   Vec3 v;
   DistanceResult out;
@@ -101,21 +103,46 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     out.distance = dist;
     out.witnessA = poseA.apply(za);
     out.witnessB = poseA.apply(zb);
-    if (st != Status::Overlapping && dist > 0) out.normal = poseA.rotate(-d / dist);
+    if (st != Status::Overlapping && dist > 0) {
+      Vec3 nrm = -d / dist;
+      // With a triangle simplex the normal of its plane is far more accurate than the direction of
+      // v when the distance is tiny (v is a difference of O(1) points: ~1e-16 / d relative error).
+      if (n == 3) {
+        Vec3 f = (y[1] - y[0]).cross(y[2] - y[0]);
+        const Real fn = f.norm();
+        if (fn > 0 && std::isfinite(fn)) {
+          f /= fn;
+          if (f.dot(nrm) < 0) f = -f;
+          if (f.dot(nrm) > 0.999) nrm = f;
+        }
+      }
+      out.normal = poseA.rotate(nrm);
+    }
     if (cache) {
       cache->valid = true;
       cache->size = n;
-      const Mat3 Rt = R.transpose();
-      for (int i = 0; i < n; ++i) cache->localA[i] = pa[i], cache->localB[i] = Rt * (pb[i] - t);
+      for (int i = 0; i < n; ++i) cache->localA[i] = pa[i], cache->localB[i] = lb[i];
       cache->hintA = hintA;
       cache->hintB = hintB;
     }
     return out;
   };
 
-  auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& outB) {
+  auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& outB, Vec3& localB) {
     outA = a.support(-dir, hintA);
-    outB = R * b.support(R.transpose() * dir, hintB) + t;
+    localB = b.support(R.transpose() * dir, hintB);
+    outB = R * localB + t;
+  };
+
+  // Reduce the simplex to the supporting set W of a sub-algorithm solution (order preserved).
+  auto keepOnly = [&](const SimplexSolution& w) {
+    Vec3 ny[4], na[4], nb[4], nl[4];
+    for (int i = 0; i < w.size; ++i) {
+      const int k = w.ids[i];
+      ny[i] = y[k], na[i] = pa[k], nb[i] = pb[k], nl[i] = lb[k];
+    }
+    n = w.size;
+    for (int i = 0; i < n; ++i) y[i] = ny[i], pa[i] = na[i], pb[i] = nb[i], lb[i] = nl[i];
   };
 
   // Warm start: re-evaluate the cached simplex under the current poses (its points still lie on the
@@ -125,25 +152,24 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     n = cache->size;
     for (int i = 0; i < n; ++i) {
       pa[i] = cache->localA[i];
-      pb[i] = R * cache->localB[i] + t;
+      lb[i] = cache->localB[i];
+      pb[i] = R * lb[i] + t;
       y[i] = pa[i] - pb[i];
     }
     const SimplexSolution s0 = detail::runSubAlgorithm(y, n, false, opt);
-    Vec3 ny[4], na[4], nb[4];
-    for (int i = 0; i < s0.size; ++i) ny[i] = y[s0.ids[i]], na[i] = pa[s0.ids[i]], nb[i] = pb[s0.ids[i]];
-    n = s0.size;
+    keepOnly(s0);
     sol = s0;
-    for (int i = 0; i < n; ++i) y[i] = ny[i], pa[i] = na[i], pb[i] = nb[i], sol.ids[i] = i;
+    for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = s0.point;
     if (n == 4) return finish(Status::Overlapping, &sol);
   } else {
     // Cold start: the CSO support point towards B's centre seen from A (usually near the origin).
     Vec3 dir = -t;
     if (!(dir.squaredNorm() > 0)) dir = -Vec3::UnitX();
-    Vec3 sa, sb;
-    supportPair(dir, sa, sb);
+    Vec3 sa, sb, sl;
+    supportPair(dir, sa, sb, sl);
     v = sa - sb;
-    y[0] = v, pa[0] = sa, pb[0] = sb;
+    y[0] = v, pa[0] = sa, pb[0] = sb, lb[0] = sl;
     n = 1;
     sol.size = 1;
     sol.ids[0] = 0;
@@ -164,8 +190,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
 
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
-    Vec3 sa, sb;
-    supportPair(v, sa, sb);  // w = s_A(-v) - s_B(v)
+    Vec3 sa, sb, sl;
+    supportPair(v, sa, sb, sl);  // w = s_A(-v) - s_B(v)
     const Vec3 w = sa - sb;
     // Progress test (Alg. 5 line 8), written so that a NaN terminates: stop unless clearly improving.
     // v is always a genuine CSO point (cold or warm start), so the test is valid from k = 1.
@@ -178,14 +204,14 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     for (int i = 0; i < n; ++i) dup = dup || (y[i] == w);
     if (dup) return finish(Status::Separated, &sol);
     // τ = {w} ∪ W, newest first.
-    for (int i = n; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], pb[i] = pb[i - 1];
-    y[0] = w, pa[0] = sa, pb[0] = sb;
+    for (int i = n; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], pb[i] = pb[i - 1], lb[i] = lb[i - 1];
+    y[0] = w, pa[0] = sa, pb[0] = sb, lb[0] = sl;
     ++n;
     const SimplexSolution next = detail::runSubAlgorithm(y, n, true, opt);
     const Real nv = next.point.squaredNorm();
     if (!(nv < vv)) {
       // No descent (rounding): keep the previous simplex, which is the best answer available.
-      for (int i = 0; i < n - 1; ++i) y[i] = y[i + 1], pa[i] = pa[i + 1], pb[i] = pb[i + 1];
+      for (int i = 0; i < n - 1; ++i) y[i] = y[i + 1], pa[i] = pa[i + 1], pb[i] = pb[i + 1], lb[i] = lb[i + 1];
       --n;
       if (std::isnan(nv)) {
         out.message = "sub-algorithm produced NaN";
@@ -194,11 +220,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       return finish(Status::Separated, &sol);
     }
     // Keep only W.
-    Vec3 ny[4], na[4], nb[4];
-    for (int i = 0; i < next.size; ++i) ny[i] = y[next.ids[i]], na[i] = pa[next.ids[i]], nb[i] = pb[next.ids[i]];
-    n = next.size;
+    keepOnly(next);
     sol = next;
-    for (int i = 0; i < n; ++i) y[i] = ny[i], pa[i] = na[i], pb[i] = nb[i], sol.ids[i] = i;
+    for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = next.point;
     vv = nv;
     if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));

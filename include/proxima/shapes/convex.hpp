@@ -155,8 +155,9 @@ class Polytope {
 
   [[nodiscard]] const PolytopeData& data() const { return *data_; }
   [[nodiscard]] const std::vector<Vec3>& vertices() const { return data_->vertices; }
-  [[nodiscard]] int vertexCount() const { return static_cast<int>(data_->vertices.size()); }
-  [[nodiscard]] int dimension() const { return data_->dimension; }
+  /// 0 for a default-constructed (empty) polytope, which validation rejects.
+  [[nodiscard]] int vertexCount() const { return data_ ? static_cast<int>(data_->vertices.size()) : 0; }
+  [[nodiscard]] int dimension() const { return data_ ? data_->dimension : -1; }
   [[nodiscard]] std::span<const int> neighbours(int i) const {
     return {data_->adjacency.data() + data_->adjacencyOffsets[i],
             static_cast<std::size_t>(data_->adjacencyOffsets[i + 1] - data_->adjacencyOffsets[i])};
