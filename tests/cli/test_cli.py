@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Contract tests of `proxima distance` (single pair, --batch FILE, --batch -, errors, round-trip).
+
+Usage: test_cli.py PATH_TO_PROXIMA   (run from the repository root)
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+EXE = sys.argv[1]
+KEYS = {"status", "distance", "witness_a", "witness_b", "normal", "iterations"}
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def run(args, stdin=None):
+    p = subprocess.run([EXE, "distance", *args], input=stdin, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+# Built-in examples when no input is given.
+rc, out, err = run([])
+lines = out.strip().splitlines()
+check("builtin runs", rc == 0 and len(lines) == 3, f"rc={rc} lines={len(lines)} err={err}")
+for ln in lines:
+    r = json.loads(ln)
+    check("builtin keys", KEYS <= r.keys(), r)
+    check("builtin status", r["status"] == "separated", r)
+
+# Single pair from a file.
+rc, out, _ = run(["examples/pair_sphere_box.json"])
+r = json.loads(out)
+check("single rc", rc == 0)
+check("single keys", KEYS <= r.keys(), r)
+check("sphere-box distance", abs(r["distance"] - 0.25) < 1e-15, r)
+check("normal unit A->B", abs(math.dist(r["normal"], [0, 0, 1])) < 1e-15, r)
+
+# Mesh files, resolved relative to the pair file.
+rc, out, _ = run(["examples/pair_meshes.json"])
+r = json.loads(out)
+check("mesh pair", rc == 0 and r["status"] == "separated" and r["distance"] > 0, r)
+
+# Batch file: one result per line, in order, errors do not stop the batch.
+rc, out, _ = run(["--batch", "examples/pairs.jsonl"])
+res = [json.loads(x) for x in out.strip().splitlines()]
+check("batch count", len(res) == 6, len(res))
+check("batch order", [x.get("id") for x in res] == [1, 2, 3, 4, 5, 6], [x.get("id") for x in res])
+check("batch triangle-point", abs(res[3]["distance"] - 1e-9) < 1e-22, res[3])
+check("batch overlap", res[4]["status"] == "overlapping" and res[4]["distance"] == 0, res[4])
+check("batch invalid radius", res[5]["status"] == "invalid_input" and "a.radius" in res[5]["message"], res[5])
+
+# Malformed lines, unknown keys, unknown types, bad quaternions, via standard input.
+bad = "\n".join([
+    '{"a": {"type": "point"}, "b": {"type": "point", "position": [0.1, 0, 0]}}',
+    '{"a": {"type": "point"', 
+    '{"a": {"type": "sphere", "radius": 1, "colour": "red"}, "b": {"type": "point"}}',
+    '{"a": {"type": "blob"}, "b": {"type": "point"}}',
+    '{"a": {"type": "point"}, "b": {"type": "point", "orientation": [1, 1, 0, 0]}}',
+    '{"a": {"type": "polytope", "points": []}, "b": {"type": "point"}}',
+    '{"a": {"type": "box", "half_extents": [1, "x", 1]}, "b": {"type": "point"}}',
+    '{"a": {"type": "mesh", "file": "no/such/file.obj"}, "b": {"type": "point"}}',
+    '{"a": {"type": "point"}}',
+    '{"a": {"type": "point"}, "b": {"type": "point", "position": [0.30000000000000004, 0, 0]}}',
+]) + "\n"
+rc, out, _ = run(["--batch", "-"], stdin=bad)
+res = [json.loads(x) for x in out.strip().splitlines()]
+check("stdin count", len(res) == 10, len(res))
+check("stdin ok line", res[0]["status"] == "separated" and res[0]["distance"] == 0.1, res[0])
+check("malformed json", res[1]["status"] == "invalid_input" and "line 2" in res[1]["message"], res[1])
+check("unknown key", res[2]["status"] == "invalid_input" and "a.colour" in res[2]["message"], res[2])
+check("unknown type", res[3]["status"] == "invalid_input" and "a.type" in res[3]["message"], res[3])
+check("non-unit quaternion", res[4]["status"] == "invalid_input" and "b.orientation" in res[4]["message"], res[4])
+check("empty polytope", res[5]["status"] == "invalid_input" and "a.points" in res[5]["message"], res[5])
+check("non-number", res[6]["status"] == "invalid_input" and "a.half_extents[1]" in res[6]["message"], res[6])
+check("missing mesh", res[7]["status"] == "invalid_input" and "a.file" in res[7]["message"], res[7])
+check("missing b", res[8]["status"] == "invalid_input" and "b" in res[8]["message"], res[8])
+# Numbers round-trip: 0.1 + 0.2 prints as 0.30000000000000004 and parses back to the same double.
+check("round trip", res[9]["distance"] == 0.1 + 0.2, res[9])
+
+# A single invalid pair file exits with status 1 and still prints a JSON result.
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "bad.json")
+    with open(path, "w") as f:
+        f.write('{"a": {"type": "sphere", "radius": -2}, "b": {"type": "point"}}')
+    rc, out, _ = run([path])
+    check("invalid exit code", rc == 1 and json.loads(out)["status"] == "invalid_input", (rc, out))
+    # Many pairs in one process, all answered in order.
+    path = os.path.join(d, "many.jsonl")
+    with open(path, "w") as f:
+        for i in range(2000):
+            f.write(json.dumps({"id": i, "a": {"type": "sphere", "radius": 1},
+                                "b": {"type": "sphere", "radius": 1, "position": [2 + i * 1e-3, 0, 0]}}) + "\n")
+    rc, out, _ = run(["--batch", path])
+    res = [json.loads(x) for x in out.strip().splitlines()]
+    check("many count", len(res) == 2000, len(res))
+    check("many values", all(abs(r["distance"] - i * 1e-3) < 1e-14 and r["id"] == i for i, r in enumerate(res)))
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
