@@ -144,12 +144,14 @@ CellPoses ellipsoidPoses(const proxima::Ellipsoid& e, Real gap, std::uint64_t se
   c.pose0.reserve(kPairs), c.pose1.reserve(kPairs);
   for (int i = 0; i < kPairs; ++i) {
     const Mat3 ra = randomRotation(rng), rb = randomRotation(rng);
-    // Support extent along a world direction u: || D R^T u ||.
-    const Real ha = e.radii.cwiseProduct(ra.transpose() * Vec3::UnitX()).norm();
-    const Real hb = e.radii.cwiseProduct(rb.transpose() * Vec3::UnitX()).norm();
+    // A's support point towards +x and B's towards -x, put g apart along x: both surfaces have
+    // normal ±x there, so for g > 0 those points are the closest points and the distance is g.
+    proxima::SupportHint h;
+    const Vec3 pa = ra * e.support(ra.transpose() * Vec3::UnitX(), h);
+    const Vec3 sb = rb * e.support(rb.transpose() * -Vec3::UnitX(), h);
     PosePair p;
     p.a = Transform(ra, Vec3::Zero());
-    p.b = Transform(rb, Vec3(ha + hb + gap, 0, 0));
+    p.b = Transform(rb, Vec3(pa + gap * Vec3::UnitX() - sb));
     c.pose0.push_back(p);
     c.pose1.push_back(step(p, rng));
   }

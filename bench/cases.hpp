@@ -74,9 +74,10 @@ struct CellPoses {
 
 /// Icosphere pairs: A at the origin, B at (2 + g, 0, 0), both randomly rotated.
 CellPoses spherePoses(Real gap, std::uint64_t seed);
-/// Ellipsoid pairs: both randomly rotated, B placed along x so that the x-extents of A and B are g
-/// apart (B centre at x = hA + hB + g with h the support extent along ±x); for g > 0 the slab
-/// between them proves distance >= g.
+/// Ellipsoid pairs: both randomly rotated, A at the origin; B placed so that its support point
+/// towards -x lies at A's support point towards +x plus g e_x. Both surfaces have normal ±x at these
+/// points, so for g > 0 they are the closest points and the exact distance is g (up to rounding);
+/// for g < 0 the bodies overlap by |g| along x.
 CellPoses ellipsoidPoses(const proxima::Ellipsoid& e, Real gap, std::uint64_t seed);
 
 /// Short label used in benchmark names and reports: 2, 1e-3, 1e-9, -0.1.

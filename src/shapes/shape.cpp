@@ -69,10 +69,13 @@ Result<MassProperties> supportSampledMass(const Shape& s) {
         for (int sy : {-1, 1})
           for (int sz : {-1, 1}) dirs.emplace_back(sx * a, sy * b, sz * c);
     }
+  // A generic rotation of the direction set: axis-aligned directions hit ties in the support
+  // mappings (flat faces), whose one-sided tie-breaking would bias the sampled hull.
+  const Mat3 tilt = Eigen::AngleAxis<Real>(0.1234567, Vec3(1, std::sqrt(2.0), std::sqrt(3.0)).normalized()).toRotationMatrix();
   std::vector<Vec3> pts;
   pts.reserve(dirs.size());
   SupportHint h{0, SupportMode::BruteForce};
-  for (const Vec3& d : dirs) pts.push_back(s.support(d.normalized(), h));
+  for (const Vec3& d : dirs) pts.push_back(s.support((tilt * d).normalized(), h));
   auto poly = Polytope::fromPoints(pts);
   if (!poly || poly.value().dimension() != 3) return Result<MassProperties>::failure("shape has no volume");
   return polytopeMass(poly.value().data().vertices, poly.value().data().triangles);

@@ -1,0 +1,138 @@
+// Mesh import (OBJ, ASCII and binary STL) and the JSON shape description, including errors that
+// must name the file, line or field.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "proxima/io/mesh.hpp"
+#include "proxima/io/shape_json.hpp"
+
+using namespace proxima;
+using nlohmann::json;
+
+namespace {
+const std::string kExamples = std::string(PROXIMA_SOURCE_DIR) + "/examples/meshes/";
+
+std::string tempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("proxima_test_" + name)).string();
+}
+}  // namespace
+
+TEST(MeshIo, ObjAndAsciiStl) {
+  auto obj = io::readMesh(kExamples + "octahedron.obj");
+  ASSERT_TRUE(obj.ok()) << obj.message();
+  EXPECT_EQ(obj.value().vertices.size(), 6u);
+  EXPECT_EQ(obj.value().triangles.size(), 8u);
+  auto stl = io::readMesh(kExamples + "cube.stl");
+  ASSERT_TRUE(stl.ok()) << stl.message();
+  EXPECT_EQ(stl.value().vertices.size(), 8u) << "repeated facet corners are merged";
+  EXPECT_EQ(stl.value().triangles.size(), 12u);
+}
+
+TEST(MeshIo, BinaryStlEvenWithSolidHeader) {
+  const std::string path = tempPath("bin.stl");
+  {
+    std::ofstream out(path, std::ios::binary);
+    char header[80] = {};
+    std::memcpy(header, "solid but binary", 16);
+    out.write(header, 80);
+    const std::uint32_t n = 1;
+    out.write(reinterpret_cast<const char*>(&n), 4);
+    const float data[12] = {0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0};
+    out.write(reinterpret_cast<const char*>(data), sizeof data);
+    const std::uint16_t attr = 0;
+    out.write(reinterpret_cast<const char*>(&attr), 2);
+  }
+  auto m = io::readMesh(path);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m.value().vertices.size(), 3u);
+  std::filesystem::remove(path);
+}
+
+TEST(MeshIo, ErrorsNameFileAndLine) {
+  auto missing = io::readMesh("/no/such/mesh.obj");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("/no/such/mesh.obj"), std::string::npos);
+  const std::string path = tempPath("bad.obj");
+  {
+    std::ofstream out(path);
+    out << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n";
+  }
+  auto bad = io::readMesh(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find(path + ":4"), std::string::npos) << bad.message();
+  {
+    std::ofstream out(path);
+    out << "v 0 0 zero\n";
+  }
+  bad = io::readMesh(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find(":1"), std::string::npos) << bad.message();
+  {
+    std::ofstream out(path);
+    out << "# nothing\n";
+  }
+  bad = io::readMesh(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("no vertices"), std::string::npos) << bad.message();
+  std::filesystem::remove(path);
+  auto ext = io::readMesh("shape.ply");
+  ASSERT_FALSE(ext.ok());
+  EXPECT_NE(ext.message().find("unknown mesh format"), std::string::npos);
+}
+
+TEST(ShapeJson, AllTypesParse) {
+  const char* shapes[] = {
+      R"({"type": "point"})",
+      R"({"type": "segment", "points": [[0,0,0],[1,0,0]]})",
+      R"({"type": "triangle", "points": [[0,0,0],[1,0,0],[0,1,0]]})",
+      R"({"type": "tetrahedron", "points": [[0,0,0],[1,0,0],[0,1,0],[0,0,1]]})",
+      R"({"type": "sphere", "radius": 1})",
+      R"({"type": "ellipsoid", "radii": [1,2,3]})",
+      R"({"type": "box", "half_extents": [1,2,3], "position": [1,2,3], "orientation": [0,1,0,0]})",
+      R"({"type": "capsule", "radius": 1, "half_length": 2, "inflate": 0.5})",
+      R"({"type": "cylinder", "radius": 1, "half_length": 2})",
+      R"({"type": "cone", "radius": 1, "height": 2})",
+      R"({"type": "polytope", "points": [[0,0,0],[1,0,0],[0,1,0],[0,0,1],[0,0,1]]})",
+  };  // in ShapeType order
+  int i = 0;
+  for (const char* s : shapes) {
+    auto r = io::parseShape(json::parse(s), "a", "");
+    EXPECT_TRUE(r.ok()) << s << ": " << r.message();
+    if (r.ok()) EXPECT_EQ(static_cast<int>(r.value().shape.type()), i) << s;
+    ++i;
+  }
+  auto mesh = io::parseShape(json::parse(R"({"type": "mesh", "file": "cube.stl"})"), "b", kExamples);
+  ASSERT_TRUE(mesh.ok()) << mesh.message();
+  EXPECT_EQ(mesh.value().shape.type(), ShapeType::Polytope);
+}
+
+TEST(ShapeJson, ErrorsNameTheField) {
+  struct Case {
+    const char* json;
+    const char* field;
+  } cases[] = {
+      {R"({"radius": 1})", "a.type"},
+      {R"({"type": "sphere"})", "a.radius"},
+      {R"({"type": "sphere", "radius": -1})", "a.radius"},
+      {R"({"type": "sphere", "radius": "big"})", "a.radius"},
+      {R"({"type": "sphere", "radius": 1, "inflate": -0.1})", "a.inflate"},
+      {R"({"type": "box", "half_extents": [1, 2]})", "a.half_extents"},
+      {R"({"type": "box", "half_extents": [1, -2, 3]})", "a.half_extents[1]"},
+      {R"({"type": "triangle", "points": [[0,0,0],[1,0,0]]})", "a.points"},
+      {R"({"type": "polytope", "points": [[0,0,0],[1,0]]})", "a.points[1]"},
+      {R"({"type": "point", "position": [0, null, 0]})", "a.position[1]"},
+      {R"({"type": "point", "orientation": [2, 0, 0, 0]})", "a.orientation"},
+      {R"({"type": "capsule", "radius": 1, "half_length": 1, "length": 3})", "a.length"},
+      {R"({"type": "mesh", "file": "nope.obj"})", "a.file"},
+      {R"({"type": "hyperboloid"})", "a.type"},
+  };
+  for (const Case& c : cases) {
+    auto r = io::parseShape(json::parse(c.json), "a", kExamples);
+    ASSERT_FALSE(r.ok()) << c.json;
+    EXPECT_EQ(r.message().rfind(c.field, 0), 0u) << c.json << " -> " << r.message();
+  }
+}

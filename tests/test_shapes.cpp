@@ -1,0 +1,213 @@
+// Shapes: support mappings, polytope hulls (degenerate input, hill-climbing), AABBs and mass
+// properties (closed forms, divergence theorem, Steiner's formula, fine polytope approximations).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "proxima/shapes/shape.hpp"
+#include "test_util.hpp"
+
+using namespace proxima;
+using proxima::test::icosphere;
+using proxima::test::randomRotation;
+
+namespace {
+constexpr Real kPi = std::numbers::pi_v<Real>;
+
+Polytope poly(const std::vector<Vec3>& p) {
+  auto r = Polytope::fromPoints(p);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.value();
+}
+
+MassProperties mass(const Shape& s) {
+  auto m = computeMassProperties(s);
+  EXPECT_TRUE(m.ok()) << m.message();
+  return m.ok() ? m.value() : MassProperties{};
+}
+
+void expectMassNear(const MassProperties& a, const MassProperties& b, Real rel) {
+  EXPECT_NEAR(a.volume, b.volume, rel * b.volume);
+  const Real size = std::cbrt(b.volume);
+  EXPECT_LE((a.centroid - b.centroid).norm(), rel * size);
+  EXPECT_LE((a.inertia - b.inertia).norm(), rel * b.inertia.norm()) << a.inertia << "\nvs\n" << b.inertia;
+}
+
+std::vector<Vec3> boxCorners(const Vec3& h) {
+  std::vector<Vec3> c;
+  for (int i = 0; i < 8; ++i) c.emplace_back(i & 1 ? h.x() : -h.x(), i & 2 ? h.y() : -h.y(), i & 4 ? h.z() : -h.z());
+  return c;
+}
+}  // namespace
+
+TEST(PolytopeHull, DegenerateClouds) {
+  // Duplicates and interior points vanish from the hull.
+  std::vector<Vec3> c = boxCorners(Vec3(1, 2, 3));
+  c.push_back(Vec3(0, 0, 0));
+  c.push_back(c[0]);
+  c.push_back(c[5]);
+  Polytope p = poly(c);
+  EXPECT_EQ(p.vertexCount(), 8);
+  EXPECT_EQ(p.dimension(), 3);
+  EXPECT_EQ(p.data().triangles.size(), 12u);
+  // Coplanar points (a flat hexagon plus interior and duplicate points).
+  std::vector<Vec3> flat;
+  for (int k = 0; k < 6; ++k) flat.emplace_back(std::cos(k * kPi / 3), std::sin(k * kPi / 3), 0.5);
+  flat.push_back(Vec3(0, 0, 0.5));
+  flat.push_back(flat[2]);
+  p = poly(flat);
+  EXPECT_EQ(p.dimension(), 2);
+  EXPECT_EQ(p.vertexCount(), 6);
+  // Collinear points: a needle.
+  p = poly({Vec3(0, 0, 0), Vec3(1, 1, 1), Vec3(0.5, 0.5, 0.5), Vec3(-2, -2, -2)});
+  EXPECT_EQ(p.dimension(), 1);
+  EXPECT_EQ(p.vertexCount(), 2);
+  // A single (repeated) point.
+  p = poly({Vec3(1, 2, 3), Vec3(1, 2, 3)});
+  EXPECT_EQ(p.dimension(), 0);
+  EXPECT_EQ(p.vertexCount(), 1);
+  SupportHint h;
+  EXPECT_EQ(p.support(Vec3(1, 0, 0), h), Vec3(1, 2, 3));
+  // Far from the origin.
+  std::vector<Vec3> far = icosphere(1);
+  for (auto& q : far) q += Vec3(1e5, -1e5, 1e5);
+  EXPECT_EQ(poly(far).vertexCount(), 42);
+}
+
+TEST(PolytopeHull, HillClimbingEqualsBruteForceFromEveryStart) {
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  std::vector<Vec3> cloud(500);
+  for (auto& q : cloud) q = Vec3(u(rng), 0.3 * u(rng), u(rng));
+  std::vector<Vec3> flat;
+  for (int k = 0; k < 64; ++k) flat.emplace_back(std::cos(k * kPi / 32), std::sin(k * kPi / 32), 0.0);
+  for (const Polytope& p : {poly(icosphere(4)), poly(cloud), poly(flat)}) {
+    for (int trial = 0; trial < 300; ++trial) {
+      const Vec3 d(u(rng), u(rng), u(rng));
+      SupportHint brute{0, SupportMode::BruteForce};
+      const Real best = d.dot(p.support(d, brute));
+      const int start = static_cast<int>(rng() % p.vertexCount());
+      const int got = p.hillClimb(d, start);
+      EXPECT_NEAR(d.dot(p.vertices()[got]), best, 1e-15) << "start " << start;
+    }
+  }
+}
+
+TEST(Support, ShapesReturnMaximisers) {
+  // For each shape the support point must maximise d·x over dense samples of the shape's surface.
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const std::vector<Shape> shapes = {Shape(Ellipsoid{Vec3(1, 0.5, 0.2)}), Shape(Box{Vec3(1, 2, 3)}),
+                                     Shape(Capsule{0.3, 1}), Shape(Cylinder{0.5, 0.7}), Shape(Cone{0.5, 2}),
+                                     Shape(Sphere{2}), Shape(Box{Vec3(0.2, 0.2, 0.2)}, 0.1)};
+  for (const Shape& s : shapes)
+    for (int k = 0; k < 200; ++k) {
+      const Vec3 d = Vec3(u(rng), u(rng), u(rng)).normalized();
+      SupportHint h;
+      const Vec3 sp = s.support(d, h);
+      // Any other direction's support point is a point of the shape: it must not beat sp along d.
+      for (int j = 0; j < 50; ++j) {
+        const Vec3 e = Vec3(u(rng), u(rng), u(rng));
+        EXPECT_LE(d.dot(s.support(e, h)), d.dot(sp) + 1e-12);
+      }
+    }
+}
+
+TEST(Aabb, TightUnderPose) {
+  std::mt19937_64 rng(9);
+  const Vec3 h(1, 2, 3);
+  const Transform pose(randomRotation(rng), Vec3(5, -1, 2));
+  const Aabb box = computeAabb(Shape(Box{h}), pose);
+  const Vec3 ext = pose.rotation.cwiseAbs() * h;
+  EXPECT_LE((box.hi - (pose.translation + ext)).norm(), 1e-14);
+  EXPECT_LE((box.lo - (pose.translation - ext)).norm(), 1e-14);
+  const Aabb sph = computeAabb(Shape(Sphere{0.5}, 0.25), pose);
+  EXPECT_LE((sph.hi - (pose.translation + Vec3::Constant(0.75))).norm(), 1e-14);
+  // Polytope: AABB equals the min/max of the transformed vertices.
+  const Polytope p = poly(icosphere(2));
+  const Aabb pb = computeAabb(Shape(p), pose);
+  Vec3 lo = Vec3::Constant(1e300), hi = Vec3::Constant(-1e300);
+  for (const Vec3& v : p.vertices()) lo = lo.cwiseMin(pose.apply(v)), hi = hi.cwiseMax(pose.apply(v));
+  EXPECT_LE((pb.lo - lo).norm(), 1e-14);
+  EXPECT_LE((pb.hi - hi).norm(), 1e-14);
+}
+
+TEST(MassProperties, ClosedFormsAndPolytopes) {
+  // Box: closed form == divergence theorem on its corners.
+  const Vec3 h(0.5, 1, 2);
+  const MassProperties box = mass(Shape(Box{h}));
+  EXPECT_NEAR(box.volume, 8 * h.prod(), 1e-14);
+  expectMassNear(mass(Shape(poly(boxCorners(h)))), box, 1e-13);
+  // Unit tetrahedron: V = 1/6, centroid (1/4, 1/4, 1/4).
+  const MassProperties tet = mass(Shape(Tetrahedron{{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)}}));
+  EXPECT_NEAR(tet.volume, 1.0 / 6, 1e-15);
+  EXPECT_LE((tet.centroid - Vec3::Constant(0.25)).norm(), 1e-15);
+  // Its inertia about the centroid: diagonal 1/80 * 2 ... closed form: I_xx = V * 3/80 * 2 = 1/80 ...
+  // check against the same tetrahedron as a polytope (independent triangle orientation path).
+  expectMassNear(mass(Shape(poly({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)}))), tet, 1e-13);
+  // Rigid motion: centroid moves, inertia rotates.
+  std::mt19937_64 rng(12);
+  const Transform m(randomRotation(rng), Vec3(3, -4, 5));
+  std::vector<Vec3> moved;
+  for (const Vec3& c : boxCorners(h)) moved.push_back(m.apply(c));
+  const MassProperties mb = mass(Shape(poly(moved)));
+  EXPECT_NEAR(mb.volume, box.volume, 1e-12);
+  EXPECT_LE((mb.centroid - m.translation).norm(), 1e-12);
+  EXPECT_LE((mb.inertia - m.rotation * box.inertia * m.rotation.transpose()).norm(), 1e-12);
+  // Sphere.
+  const MassProperties sph = mass(Shape(Sphere{2}));
+  EXPECT_NEAR(sph.volume, 4.0 / 3 * kPi * 8, 1e-12);
+  EXPECT_NEAR(sph.inertia(0, 0), 0.4 * sph.volume * 4, 1e-12);
+}
+
+TEST(MassProperties, CurvedShapesAgainstFinePolytopes) {
+  const auto sphere = icosphere(5);  // 10242 points on the unit sphere
+  // Ellipsoid: scaled sphere points.
+  const Vec3 r(1, 0.6, 0.3);
+  std::vector<Vec3> e;
+  for (const Vec3& p : sphere) e.push_back(r.cwiseProduct(p));
+  expectMassNear(mass(Shape(poly(e))), mass(Shape(Ellipsoid{r})), 1e-3);  // inscribed: O(h^2) ≈ 5e-4
+  // Cylinder and cone: rims with 720 points.
+  std::vector<Vec3> cyl, cone;
+  for (int k = 0; k < 720; ++k) {
+    const Real a = 2 * kPi * k / 720;
+    cyl.emplace_back(0.4 * std::cos(a), 0.4 * std::sin(a), -0.9);
+    cyl.emplace_back(0.4 * std::cos(a), 0.4 * std::sin(a), 0.9);
+    cone.emplace_back(0.5 * std::cos(a), 0.5 * std::sin(a), -0.75);
+  }
+  cone.emplace_back(0, 0, 0.75);
+  expectMassNear(mass(Shape(poly(cyl))), mass(Shape(Cylinder{0.4, 0.9})), 1e-4);
+  const MassProperties cn = mass(Shape(Cone{0.5, 1.5}));
+  EXPECT_NEAR(cn.centroid.z(), -1.5 / 4, 1e-15);
+  expectMassNear(mass(Shape(poly(cone))), cn, 1e-4);
+  // Capsule = hull of two spheres; and an inflated segment is a capsule.
+  std::vector<Vec3> cap;
+  for (const Vec3& p : sphere) cap.push_back(0.3 * p + Vec3(0, 0, p.z() > 0 ? 0.8 : -0.8));
+  const MassProperties capsule = mass(Shape(Capsule{0.3, 0.8}));
+  expectMassNear(mass(Shape(poly(cap))), capsule, 1e-3);
+  expectMassNear(mass(Shape(Segment{Vec3(0, 0, -0.8), Vec3(0, 0, 0.8)}, 0.3)), capsule, 1e-14);
+  // Inflated box: Steiner's formula V = V0 + S r + M r^2 + 4/3 π r^3 with M = 2π(a+b+c).
+  const Vec3 hb(0.5, 0.3, 0.2);
+  const Real rr = 0.1;
+  const Real steiner = 8 * hb.prod() + 8 * (hb.x() * hb.y() + hb.y() * hb.z() + hb.z() * hb.x()) * rr +
+                       2 * kPi * hb.sum() * rr * rr + 4.0 / 3 * kPi * rr * rr * rr;
+  const MassProperties ib = mass(Shape(Box{hb}, rr));
+  EXPECT_NEAR(ib.volume, steiner, 1e-3 * steiner);
+  EXPECT_LE(ib.centroid.norm(), 1e-6);
+}
+
+TEST(MassProperties, ShapesWithoutVolumeAreRejected) {
+  for (const Shape& s : {Shape(Point{}), Shape(Segment{Vec3(0, 0, 0), Vec3(1, 0, 0)}),
+                         Shape(Triangle{{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)}}),
+                         Shape(poly({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(1, 1, 0)})),
+                         Shape(poly({Vec3(1, 1, 1)})), Shape(Box{Vec3(1, 0, 1)})}) {
+    auto m = computeMassProperties(s);
+    EXPECT_FALSE(m.ok());
+    EXPECT_NE(m.message().find("volume"), std::string::npos) << m.message();
+  }
+  auto m = computeMassProperties(Shape(Sphere{-1}));
+  EXPECT_FALSE(m.ok());
+  EXPECT_NE(m.message().find("radius"), std::string::npos);
+}
