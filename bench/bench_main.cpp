@@ -17,6 +17,7 @@
 //   max_err       largest |d - d_ref| over pairs that both call separated (distance peers only)
 //   iters         mean GJK iterations (proxima only)
 //   overlap_frac  fraction of the cell's pairs that the reference calls overlapping
+//   ref_exact_err ellipsoids only: max |d_ref - g| (the exact distance of an ellipsoid pair is g)
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -56,6 +57,7 @@ struct Cell {
   CellPoses poses;
   std::vector<Ref> ref0, ref1;
   double overlapFrac = 0;
+  double refExactErr = 0;  ///< ellipsoids: max |d_ref - g| over pose-0 pairs (exact distance known)
 
   [[nodiscard]] ShapeRef shape() const {
     ShapeRef s;
@@ -101,6 +103,8 @@ Cell& getCell(bool ellipsoidCell, int n, int configIndex) {
   if (ellipsoidCell) {
     c.poses = ellipsoidPoses(c.ellipsoid, c.config.gap, seed);
     computeReference(c, c.ellipsoid);
+    if (c.config.gap > 0)
+      for (const Ref& r : c.ref0) c.refExactErr = std::max(c.refExactErr, std::abs(r.distance - c.config.gap));
   } else {
     c.polytope = &icosphere(n);
     c.poses = spherePoses(c.config.gap, seed);
@@ -200,6 +204,7 @@ void runProxima(benchmark::State& st, bool ellipsoidCell, int n, int ci, const P
   st.counters["max_err"] = ps.maxErr;
   st.counters["iters"] = ps.meanIters;
   st.counters["overlap_frac"] = c.overlapFrac;
+  if (c.ellipsoidCell) st.counters["ref_exact_err"] = c.refExactErr;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,6 +237,7 @@ void runPeer(benchmark::State& st, bool ellipsoidCell, int n, int ci, const Peer
   st.counters["failures"] = ps.failures;
   st.counters["max_err"] = ps.maxErr;
   st.counters["overlap_frac"] = c.overlapFrac;
+  if (c.ellipsoidCell) st.counters["ref_exact_err"] = c.refExactErr;
 }
 
 // ---------------------------------------------------------------------------------------------

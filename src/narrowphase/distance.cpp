@@ -69,4 +69,13 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
   return r;
 }
 
+DistanceResult distance(const DistanceInput& in, GjkCache* cache) {
+  if (!in.a || !in.b) {
+    DistanceResult bad;
+    bad.message = !in.a ? "a: no shape given" : "b: no shape given";
+    return bad;
+  }
+  return distance(*in.a, in.poseA, *in.b, in.poseB, in.options, cache);
+}
+
 }  // namespace proxima

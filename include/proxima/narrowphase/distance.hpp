@@ -15,6 +15,17 @@ namespace proxima {
 DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                         const GjkOptions& options = {}, GjkCache* cache = nullptr);
 
+/// Input struct form of the same query (ARCHITECTURE.md: queries take Input/Output structs plus a
+/// warm-start cache). The shapes are referenced, not copied.
+struct DistanceInput {
+  const Shape* a = nullptr;
+  Transform poseA;
+  const Shape* b = nullptr;
+  Transform poseB;
+  GjkOptions options;
+};
+DistanceResult distance(const DistanceInput& input, GjkCache* cache = nullptr);
+
 /// nullopt when the pose is usable; otherwise what is wrong with it.
 std::optional<std::string> validatePose(const Transform& pose);
 
