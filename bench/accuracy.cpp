@@ -11,11 +11,13 @@
 // (same exact distance; the poses are no longer axis-aligned so every coordinate is rounded).
 //
 // Usage: proxima_bench_accuracy [--trials T] [--out file.json]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <numbers>
 #include <random>
 #include <sstream>
 #include <string>
@@ -83,7 +85,7 @@ int main(int argc, char** argv) {
       const double exact = c - 2.0;  // exact (Sterbenz): the distance between the placed poles
       const double tol = 1e-6 * std::max(1.0, exact);  // same failure threshold as proxima_bench
       std::mt19937_64 rng(0xACC0 + n);
-      std::uniform_real_distribution<double> angle(0, 2 * M_PI);
+      std::uniform_real_distribution<double> angle(0, 2 * std::numbers::pi);
       const bool rotated = std::strcmp(variant, "rotated") == 0;
       std::vector<PosePair> poses;
       for (int t = 0; t < trials; ++t) {

@@ -14,12 +14,14 @@
 //   failures      answers that disagree with the reference: |d - d_ref| > 1e-6 max(1, |d_ref|), or a
 //                 wrong overlap classification (beyond the same tolerance). Reference = proxima,
 //                 Signed Volumes with exact signs, brute-force support, cold start.
-//   max_err       largest |d - d_ref| over pairs that both call separated (distance peers only)
+//   max_err       largest |d - d_ref| over pairs that both call separated (proxima and distance peers)
 //   iters         mean GJK iterations (proxima only)
 //   overlap_frac  fraction of the cell's pairs that the reference calls overlapping
+//   mean_d        mean reference distance of the cell's pairs (0 for overlapping pairs)
 //   ref_exact_err ellipsoids only: max |d_ref - g| (the exact distance of an ellipsoid pair is g)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "cases.hpp"
@@ -57,6 +60,7 @@ struct Cell {
   CellPoses poses;
   std::vector<Ref> ref0, ref1;
   double overlapFrac = 0;
+  double meanDistance = 0;  ///< mean reference distance over the pose-0 pairs
   double refExactErr = 0;  ///< ellipsoids: max |d_ref - g| over pose-0 pairs (exact distance known)
 
   [[nodiscard]] ShapeRef shape() const {
@@ -81,12 +85,15 @@ void computeReference(Cell& c, const S& s) {
   o.signs = proxima::SignMode::Exact;
   o.supportMode = SupportMode::BruteForce;
   int overlaps = 0;
+  double sum = 0;
   for (int i = 0; i < kPairs; ++i) {
     c.ref0.push_back(toRef(query(s, c.poses.pose0[i], o, nullptr)));
     c.ref1.push_back(toRef(query(s, c.poses.pose1[i], o, nullptr)));
     overlaps += c.ref0.back().overlap;
+    sum += c.ref0.back().distance;
   }
   c.overlapFrac = double(overlaps) / kPairs;
+  c.meanDistance = sum / kPairs;
 }
 
 Cell& getCell(bool ellipsoidCell, int n, int configIndex) {
@@ -197,13 +204,14 @@ void runProxima(benchmark::State& st, bool ellipsoidCell, int n, int ci, const P
       ++k;
     }
   }
-  // Keep the alternation in step with the caches: resume on a whole lap boundary + parity.
+  // Keep counting across invocations, so that every pair keeps alternating between its two poses.
   ps.k = k;
   st.SetItemsProcessed(st.iterations());
   st.counters["failures"] = ps.failures;
   st.counters["max_err"] = ps.maxErr;
   st.counters["iters"] = ps.meanIters;
   st.counters["overlap_frac"] = c.overlapFrac;
+  st.counters["mean_d"] = c.meanDistance;
   if (c.ellipsoidCell) st.counters["ref_exact_err"] = c.refExactErr;
 }
 
@@ -237,6 +245,7 @@ void runPeer(benchmark::State& st, bool ellipsoidCell, int n, int ci, const Peer
   st.counters["failures"] = ps.failures;
   st.counters["max_err"] = ps.maxErr;
   st.counters["overlap_frac"] = c.overlapFrac;
+  st.counters["mean_d"] = c.meanDistance;
   if (c.ellipsoidCell) st.counters["ref_exact_err"] = c.refExactErr;
 }
 
@@ -294,7 +303,10 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("proxima_pairs_per_cell", std::to_string(pbench::kPairs));
   benchmark::AddCustomContext("proxima_min_time_s", std::to_string(pbench::minTime()));
   std::string peers;
-  for (const auto& p : pbench::availablePeers()) peers += (peers.empty() ? "" : ",") + std::string(p.key);
+  for (const auto& p : pbench::availablePeers()) {
+    if (!peers.empty()) peers += ',';
+    peers += p.key;
+  }
   benchmark::AddCustomContext("proxima_peers", peers.empty() ? "none" : peers);
   int i = 0;
   for (const auto& d : pbench::peerDescriptions()) benchmark::AddCustomContext("peer_" + std::to_string(i++), d);

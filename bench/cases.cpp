@@ -144,14 +144,16 @@ CellPoses ellipsoidPoses(const proxima::Ellipsoid& e, Real gap, std::uint64_t se
   c.pose0.reserve(kPairs), c.pose1.reserve(kPairs);
   for (int i = 0; i < kPairs; ++i) {
     const Mat3 ra = randomRotation(rng), rb = randomRotation(rng);
-    // A's support point towards +x and B's towards -x, put g apart along x: both surfaces have
-    // normal ±x there, so for g > 0 those points are the closest points and the distance is g.
+    // A's support point towards a random unit u and B's towards -u, put g apart along u: both
+    // surfaces have normal ±u there, so for g > 0 those points are the closest points and the
+    // distance is g. (u is random rather than x: libccd and FCL start their search along x.)
+    const Vec3 u = randomUnit(rng);
     proxima::SupportHint h;
-    const Vec3 pa = ra * e.support(ra.transpose() * Vec3::UnitX(), h);
-    const Vec3 sb = rb * e.support(rb.transpose() * -Vec3::UnitX(), h);
+    const Vec3 pa = ra * e.support(ra.transpose() * u, h);
+    const Vec3 sb = rb * e.support(rb.transpose() * -u, h);
     PosePair p;
     p.a = Transform(ra, Vec3::Zero());
-    p.b = Transform(rb, Vec3(pa + gap * Vec3::UnitX() - sb));
+    p.b = Transform(rb, Vec3(pa + gap * u - sb));
     c.pose0.push_back(p);
     c.pose1.push_back(step(p, rng));
   }

@@ -74,10 +74,10 @@ struct CellPoses {
 
 /// Icosphere pairs: A at the origin, B at (2 + g, 0, 0), both randomly rotated.
 CellPoses spherePoses(Real gap, std::uint64_t seed);
-/// Ellipsoid pairs: both randomly rotated, A at the origin; B placed so that its support point
-/// towards -x lies at A's support point towards +x plus g e_x. Both surfaces have normal ±x at these
-/// points, so for g > 0 they are the closest points and the exact distance is g (up to rounding);
-/// for g < 0 the bodies overlap by |g| along x.
+/// Ellipsoid pairs: both randomly rotated, A at the origin; for a random unit u, B is placed so
+/// that its support point towards -u lies at A's support point towards +u plus g u. Both surfaces
+/// have normal ±u at these points, so for g > 0 they are the closest points and the exact distance
+/// is g (up to rounding); for g < 0 the bodies overlap by |g| along u.
 CellPoses ellipsoidPoses(const proxima::Ellipsoid& e, Real gap, std::uint64_t seed);
 
 /// Short label used in benchmark names and reports: 2, 1e-3, 1e-9, -0.1.

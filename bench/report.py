@@ -86,6 +86,8 @@ def load_bench(path):
             "max_err": b.get("max_err"),
             "iters": b.get("iters"),
             "overlap_frac": b.get("overlap_frac"),
+            "mean_d": b.get("mean_d"),
+            "ref_exact_err": b.get("ref_exact_err"),
             "reps": reps,
         }
     return data.get("context", {}), results
@@ -168,7 +170,9 @@ def main():
     w("")
     w(f"- CPU: {meta.get('cpu', 'unknown')}; `nproc` = {meta.get('nproc', ctx.get('num_cpus', '?'))}")
     w(f"- Date: {meta.get('date', ctx.get('date', '?'))}")
-    w(f"- Compiler: {meta.get('compiler', '?')}; build type {meta.get('build_type', ctx.get('library_build_type', '?'))}")
+    w(f"- Compiler: {meta.get('compiler', '?')}; CMake build type {meta.get('build_type', '?')}")
+    if meta.get("git"):
+        w(f"- Source: git {meta['git']}")
     if meta.get("packages"):
         w(f"- Packages: {meta['packages']}")
     if ctx.get("cpu_scaling_enabled"):
@@ -177,9 +181,14 @@ def main():
       f"min time {ctx.get('proxima_min_time_s', '?')} s per repetition; "
       f"{ctx.get('proxima_pairs_per_cell', '1000')} pre-generated pairs per cell, cycled.")
     if meta.get("bench_seconds"):
-        w(f"- Wall time: proxima_bench {meta['bench_seconds']} s, proxima_bench_accuracy {meta.get('accuracy_seconds', '?')} s"
-          + (f", whole script {meta['total_seconds']} s" if meta.get("total_seconds") else "") + ".")
-    w("- The machine may have been shared with other work during the run; single-digit-percent differences are noise.")
+        w(f"- Wall time: build {meta.get('build_seconds', '?')} s, proxima_bench {meta['bench_seconds']} s, "
+          f"proxima_bench_accuracy {meta.get('accuracy_seconds', '?')} s; script total up to the report "
+          f"{meta.get('total_seconds', '?')} s.")
+    if meta.get("loadavg"):
+        w(f"- Load average (1/5/15 min) {meta['loadavg']} — on this 2-core machine anything above ~1 means the "
+          f"benchmark shared the CPU with other work.")
+    w("- The machine may have been shared with other work during the run: treat differences below ~20 % as noise; "
+      "the ratios between methods measured in the same cell are more robust than absolute times.")
     w("")
     w("Peers compiled in:")
     w("")
@@ -198,9 +207,12 @@ def main():
       "(`std::mt19937_64`, fixed seed, 1000 pairs per cell, the same rotations for every N), A at the origin and B at "
       "x = 2 + g, where g is the gap between the *circumscribed spheres*: distant g = 2, close g = 1e-3, touching "
       "g = 1e-9, overlapping g = -0.1. The polytopes lie inside their spheres, so their real gap is g plus up to "
-      "~2(1 - cos(edge angle)); in particular \"touching\" pairs are separated by ~1e-4..1e-2 (smaller for larger N). "
-      "Ellipsoids: radii (1, 0.6, 0.3), random rotations, B placed along x so that the x-extents of A and B are g apart "
-      "(so distance ≥ g for g > 0; for g = -0.1 some pairs are still apart, see `overlap` below).")
+      "~2(1 - cos(edge angle)); in particular \"touching\" pairs are far from touching for small N (see `mean d` in the failure tables: "
+      "0.24 for N = 12 down to ~3e-4 for N = 10242). "
+      "Ellipsoids: radii (1, 0.6, 0.3), random rotations, A at the origin; for a random unit u per pair, B is placed "
+      "so that its support point towards −u sits at A's support point towards +u plus g·u. Both surfaces have normal "
+      "±u there, so the exact distance is g for g > 0 and the bodies overlap by |g| along u for g < 0 (u is random "
+      "because libccd and FCL start their search along x).")
     w("- **One query = one call** of `proxima::gjkDistance<S, S>(a, poseA, b, poseB, options, cache)` (the relative "
       "transform is computed inside and timed), or of the peer's own distance/intersection call with the peer's "
       "transform type (converted once, up front; the peer applies it inside every query).")
@@ -236,6 +248,58 @@ def main():
                 w(f"| {n} | {fmt_ns(c)} | {fmt_ns(wm)} | — | — | — | — |")
         w("")
 
+    # ---- summary ---------------------------------------------------------------------------
+    cells = [("icosphere", cfg, n) for cfg, _ in CONFIGS for n in sizes] + \
+            [("ellipsoid", cfg, 0) for cfg, _ in CONFIGS if ("ellipsoid", cfg, 0, "proxima_sv_cold") in res]
+    faster, slower, nocorrect, anyslower = [], [], [], []
+    for shape, cfg, n in cells:
+        ck = proxima_cold_key(n) if shape == "icosphere" else "proxima_sv_cold"
+        c = cell_time(res, (shape, cfg, n, ck))
+        if c is None:
+            continue
+        bp = best_peer(res, shape, cfg, n)
+        name = f"{shape} {cfg}" + (f" N={n}" if shape == "icosphere" else "")
+        anyp = [(k, res[(shape, cfg, n, k)]) for k in DIST_PEERS if (shape, cfg, n, k) in res]
+        if anyp:
+            k, r = min(anyp, key=lambda kr: kr[1]["ns"])
+            if r["ns"] < c and (r["failures"] or 0) > 0:
+                anyslower.append((name, r["ns"] / c, k, int(r["failures"] or 0)))
+        if bp is None:
+            nocorrect.append(name)
+        elif bp[1] >= c:
+            faster.append((name, bp[1] / c, bp[0]))
+        else:
+            slower.append((name, bp[1] / c, bp[0]))
+    w("## Summary")
+    w("")
+    if present_dist:
+        w(f"- proxima cold (SV, default support mode) vs the fastest distance peer with no failure in the cell: "
+          f"proxima faster in {len(faster)} cell(s), slower in {len(slower)}, and in {len(nocorrect)} cell(s) no "
+          f"distance peer answered all pairs correctly.")
+        if slower:
+            w("- Cells where proxima cold is **slower** than a correct peer: " + "; ".join(
+                f"{nm} ({PEER_LABEL[pk]} takes {r:.2f}× proxima's time)" for nm, r, pk in slower) + ".")
+        if nocorrect:
+            w("- Cells without any fully correct distance peer: " + "; ".join(nocorrect) + ".")
+        if anyslower:
+            w("- Cells where a distance peer *with failures* is faster than proxima cold: " + "; ".join(
+                f"{nm} ({PEER_LABEL[pk]}, {r:.2f}× proxima's time, {f} failures)" for nm, r, pk, f in anyslower)
+              + ". (The peers stop at ~1e-6 tolerance; proxima iterates to ~1e-15 relative, which costs many "
+                "iterations on smooth shapes — see the ellipsoid iteration counts.)")
+    tot = defaultdict(lambda: [0, 0])  # method -> [failures, queries]
+    for (shape, cfg, n, m), r in res.items():
+        if r["failures"] is None:
+            continue
+        q = 2000 if "_warm" in m else 1000
+        key = "proxima (all variants)" if m.startswith("proxima") else PEER_LABEL.get(m, m)
+        tot[key][0] += int(r["failures"])
+        tot[key][1] += q
+    if tot:
+        w("- Failures over all cells (failures / queries checked): " + "; ".join(
+            f"{k} {tot[k][0]}/{tot[k][1]}" for k in ["proxima (all variants)"] + [l for _, l, _ in PEERS]
+            if k in tot) + ".")
+    w("")
+
     # ---- icosphere tables ------------------------------------------------------------------
     for cfg, glabel in CONFIGS:
         if not any(k[0] == "icosphere" and k[1] == cfg for k in res):
@@ -260,27 +324,28 @@ def main():
             w("| " + " | ".join(row) + " |")
         w("")
         w(f"Failures (out of 1000 pairs; proxima warm: out of 2000 queries) and max |d − d_ref| over pairs both call "
-          f"separated; `overlap` = fraction of pairs the reference calls overlapping; `iters` = mean GJK iterations of "
-          f"proxima SV cold / warm.")
+          f"separated; `overlap` = fraction of pairs the reference calls overlapping; `mean d` = mean reference distance "
+          f"(overlapping pairs count as 0); `iters` = mean GJK iterations of proxima SV cold / warm.")
         w("")
         fcols = [("proxima", "proxima (worst variant)")] + [(k, l) for k, l, _ in present_peers]
-        w("| N | overlap | iters cold / warm | " + " | ".join(l for _, l in fcols) + " |")
-        w("|---:|---:|---:|" + "---|" * len(fcols))
+        w("| N | overlap | mean d | iters cold / warm | " + " | ".join(l for _, l in fcols) + " |")
+        w("|---:|---:|---:|---:|" + "---|" * len(fcols))
         for n in sizes:
-            ov = None
+            ov, md = None, None
             row = [str(n)]
             pf, pe = 0, 0.0
             for k, _ in POLY_PROXIMA:
                 r = res.get(("icosphere", cfg, n, k))
                 if r:
                     ov = r["overlap_frac"]
+                    md = r.get("mean_d")
                     pf = max(pf, int(r["failures"] or 0))
                     pe = max(pe, r["max_err"] or 0.0)
             rc = res.get(("icosphere", cfg, n, proxima_cold_key(n)))
             rw = res.get(("icosphere", cfg, n, proxima_warm_key(n)))
             it = (f"{rc['iters']:.2f} / {rw['iters']:.2f}" if rc and rw and rc["iters"] is not None
                   and rw["iters"] is not None else "—")
-            row += ["—" if ov is None else f"{ov:.3f}", it, f"{pf} ({fmt_err(pe)})"]
+            row += ["—" if ov is None else f"{ov:.3f}", "—" if md is None else f"{md:.3g}", it, f"{pf} ({fmt_err(pe)})"]
             for k, _, d in present_peers:
                 r = res.get(("icosphere", cfg, n, k))
                 if r is None:
@@ -316,18 +381,24 @@ def main():
                 row += ["—", "—"]
             w("| " + " | ".join(row) + " |")
         w("")
-        w("Failures and max |d − d_ref| (ellipsoids):")
+        w("Failures and max |d − d_ref| (ellipsoids). `ref vs g` = max |d_ref − g| over the separated configurations, "
+          "a check of the reference itself (the exact distance is g); `iters` = mean GJK iterations of proxima "
+          "SV cold / SV warm / JN cold / JN warm.")
         w("")
         fcols = list(ELL_PROXIMA) + [(k, l) for k, l, _ in present_peers]
-        w("| configuration | iters SV cold / warm | " + " | ".join(l for _, l in fcols) + " |")
-        w("|---|---:|" + "---|" * len(fcols))
+        w("| configuration | ref vs g | iters | " + " | ".join(l for _, l in fcols) + " |")
+        w("|---|---:|---:|" + "---|" * len(fcols))
         for cfg, glabel in CONFIGS:
             rc = res.get(("ellipsoid", cfg, 0, "proxima_sv_cold"))
             rw = res.get(("ellipsoid", cfg, 0, "proxima_sv_warm"))
             if rc is None:
                 continue
-            it = f"{rc['iters']:.2f} / {rw['iters']:.2f}" if rw else f"{rc['iters']:.2f}"
-            row = [f"{cfg} (g = {glabel})", it]
+            its = []
+            for k, _ in ELL_PROXIMA:
+                r = res.get(("ellipsoid", cfg, 0, k))
+                its.append("—" if r is None or r["iters"] is None else f"{r['iters']:.1f}")
+            re = rc.get("ref_exact_err") if float(glabel) > 0 else None
+            row = [f"{cfg} (g = {glabel})", fmt_err(re), " / ".join(its)]
             for k, _ in ELL_PROXIMA:
                 r = res.get(("ellipsoid", cfg, 0, k))
                 row.append("—" if r is None else f"{int(r['failures'])} ({fmt_err(r['max_err'])})")

@@ -1,6 +1,7 @@
 #include "proxima/narrowphase/distance.hpp"
 
 #include <cmath>
+#include <limits>
 #include <variant>
 
 namespace proxima {
@@ -54,6 +55,7 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
   if (r.status == Status::Overlapping) {
     // Cores overlap: the depth is at least ra + rb.
     r.distance = -(ra + rb);
+    r.lowerBound = -std::numeric_limits<Real>::infinity();  // depth unknown here
     return r;
   }
   if (r.status == Status::Separated || r.status == Status::MaxIterations || r.status == Status::Degenerate) {
@@ -64,6 +66,7 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
       for (int i = 0; i < r.simplexSize; ++i) r.simplexA[i] += ra * n, r.simplexB[i] -= rb * n;
     }
     r.distance -= ra + rb;
+    r.lowerBound -= ra + rb;
     if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
   }
   return r;

@@ -20,9 +20,14 @@ struct SvSolver {
   bool exact;    // exact signs of the volume forms
   SubAlgorithmStats* stats;
   // Memo of S1D results per (i1, i2) pair: repeated inspections of the same edge/vertex regions are
-  // served from here (the effect of the thesis's notWids list, §3.2.3).
+  // served from here (the effect of the thesis's notWids list, §3.2.3). Entries are only read once
+  // their bit in memoMask is set, so the array is deliberately left uninitialised (this object is
+  // built once per GJK iteration).
   unsigned memoMask = 0;
   SimplexSolution memo[16];
+
+  SvSolver(const Vec3* y_, bool gjk_, bool exact_, SubAlgorithmStats* stats_)
+      : y(y_), gjk(gjk_), exact(exact_), stats(stats_) {}
 
   static Real norm2(const SimplexSolution& s) { return s.point.squaredNorm(); }
 
@@ -201,12 +206,12 @@ struct SvSolver {
 }  // namespace
 
 SimplexSolution signedVolumes(std::span<const Vec3> simplex, SignMode mode, SubAlgorithmStats* stats) {
-  SvSolver s{simplex.data(), false, mode == SignMode::Exact, stats};
+  SvSolver s(simplex.data(), false, mode == SignMode::Exact, stats);
   return s.solve(static_cast<int>(simplex.size()));
 }
 
 SimplexSolution signedVolumesGjk(std::span<const Vec3> simplex, SignMode mode, SubAlgorithmStats* stats) {
-  SvSolver s{simplex.data(), true, mode == SignMode::Exact, stats};
+  SvSolver s(simplex.data(), true, mode == SignMode::Exact, stats);
   return s.solve(static_cast<int>(simplex.size()));
 }
 
@@ -237,6 +242,7 @@ SimplexSolution johnson(std::span<const Vec3> simplex, bool gjkMode, bool backup
     }
   auto make = [&](int X) {
     SimplexSolution r;
+    r.point = Vec3::Zero();
     Real sum = 0;
     for (int i = 0; i < n; ++i)
       if (X & (1 << i)) sum += delta[X][i];
@@ -268,6 +274,7 @@ SimplexSolution johnson(std::span<const Vec3> simplex, bool gjkMode, bool backup
   if (stats) ++stats->johnsonBackups;
   SimplexSolution best;
   best.size = 1;
+  best.ids[0] = 0;
   best.lambda[0] = 1;
   best.point = y[0];
   if (!backup) return best;  // without Backup, Johnson has no answer: return the newest vertex

@@ -3,6 +3,7 @@
 // (single point, collinear, coplanar), which are valid input for distance queries.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -192,9 +193,50 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     nb[0].erase(0);
     buildAdjacency(*data, nb);
   }
+  const std::size_t nv = data->vertices.size(), padded = (nv + 3) / 4 * 4;
+  data->xs.resize(padded), data->ys.resize(padded), data->zs.resize(padded);
+  for (std::size_t i = 0; i < padded; ++i) {
+    const Vec3& q = data->vertices[i < nv ? i : 0];
+    data->xs[i] = q.x(), data->ys[i] = q.y(), data->zs[i] = q.z();
+  }
   Polytope p;
   p.data_ = std::move(data);
   return p;
+}
+
+int Polytope::bruteForce(const Vec3& d) const {
+  // Two 2-wide lanes (SSE2 registers on any x86-64) with their own running maximum and index,
+  // over the padded structure-of-arrays copy. Ties keep the lowest index, like a scalar scan.
+  typedef Real v2 __attribute__((vector_size(16)));
+  typedef long long i2 __attribute__((vector_size(16)));
+  const Real* xs = data_->xs.data();
+  const Real* ys = data_->ys.data();
+  const Real* zs = data_->zs.data();
+  const std::size_t n = data_->xs.size();
+  const v2 dx = {d.x(), d.x()}, dy = {d.y(), d.y()}, dz = {d.z(), d.z()};
+  v2 best0 = {-HUGE_VAL, -HUGE_VAL}, best1 = best0;
+  i2 idx0 = {0, 1}, idx1 = {2, 3}, bi0 = idx0, bi1 = idx1;
+  const i2 four = {4, 4};
+  for (std::size_t i = 0; i < n; i += 4) {
+    v2 x0, y0, z0, x1, y1, z1;
+    std::memcpy(&x0, xs + i, 16), std::memcpy(&x1, xs + i + 2, 16);
+    std::memcpy(&y0, ys + i, 16), std::memcpy(&y1, ys + i + 2, 16);
+    std::memcpy(&z0, zs + i, 16), std::memcpy(&z1, zs + i + 2, 16);
+    const v2 s0 = dx * x0 + dy * y0 + dz * z0;
+    const v2 s1 = dx * x1 + dy * y1 + dz * z1;
+    const i2 g0 = s0 > best0, g1 = s1 > best1;
+    best0 = g0 ? s0 : best0, bi0 = g0 ? idx0 : bi0;
+    best1 = g1 ? s1 : best1, bi1 = g1 ? idx1 : bi1;
+    idx0 += four, idx1 += four;
+  }
+  const Real b[4] = {best0[0], best0[1], best1[0], best1[1]};
+  const long long bi[4] = {bi0[0], bi0[1], bi1[0], bi1[1]};
+  int k = static_cast<int>(bi[0]);
+  Real bv = b[0];
+  for (int l = 1; l < 4; ++l)
+    if (b[l] > bv || (b[l] == bv && bi[l] < k)) bv = b[l], k = static_cast<int>(bi[l]);
+  if (!(bv > -HUGE_VAL)) k = 0;  // NaN direction: any vertex
+  return k < static_cast<int>(data_->vertices.size()) ? k : 0;
 }
 
 int Polytope::hillClimb(const Vec3& d, int start) const {

@@ -28,6 +28,8 @@ struct GjkOptions {
   Real relTolerance = tol::kGjkRelative;  ///< ε_rel² of Alg. 5 line 8
   Real absTolerance = tol::kGjkAbsolute;
   Real touchTolerance = tol::kGjkTouch;  ///< ε_tol of Alg. 5 line 13
+  int maxRestarts = 3;  ///< restarts when GJK stalls with a weak certificate (curved shapes)
+  Real restartGap = 256 * tol::kEps;  ///< restart only if ||v|| - lower bound > restartGap * scale
   std::vector<Real>* normTrace = nullptr;   ///< if set, receives ||v_k|| after every iteration
   SubAlgorithmStats* stats = nullptr;       ///< if set, accumulates sub-algorithm call counts
 };
@@ -50,6 +52,10 @@ struct DistanceResult {
   Vec3 witnessB = Vec3::Zero();  ///< closest point on B (world)
   Vec3 normal = Vec3::Zero();    ///< unit, from A to B; zero when the cores overlap
   int iterations = 0;
+  int restarts = 0;              ///< GJK restarts after a stall (curved shapes), see GjkOptions
+  /// Certified lower bound on `distance` (weak duality from the support points): the exact distance
+  /// lies in [lowerBound, distance]. Equals distance to ~1e-15 for polytopes; 0 when overlapping.
+  Real lowerBound = 0;
   int simplexSize = 0;           ///< |W| of the final simplex
   Vec3 simplexA[4], simplexB[4]; ///< support points on A and B of the final simplex (world)
   Real lambda[4] = {0, 0, 0, 0}; ///< barycentric coordinates of the final simplex
@@ -66,43 +72,57 @@ inline SimplexSolution runSubAlgorithm(const Vec3* y, int n, bool gjkOrder, cons
 
 }  // namespace detail
 
+namespace detail {
+// Explicit 3x3 products: Eigen's generic product is not always inlined at -O2 in this hot loop.
+inline Vec3 mul(const Mat3& m, const Vec3& v) {
+  return {m(0, 0) * v.x() + m(0, 1) * v.y() + m(0, 2) * v.z(), m(1, 0) * v.x() + m(1, 1) * v.y() + m(1, 2) * v.z(),
+          m(2, 0) * v.x() + m(2, 1) * v.y() + m(2, 2) * v.z()};
+}
+inline Vec3 mulT(const Mat3& m, const Vec3& v) {
+  return {m(0, 0) * v.x() + m(1, 0) * v.y() + m(2, 0) * v.z(), m(0, 1) * v.x() + m(1, 1) * v.y() + m(2, 1) * v.z(),
+          m(0, 2) * v.x() + m(1, 2) * v.y() + m(2, 2) * v.z()};
+}
+}  // namespace detail
+
 /// GJK on the cores (no radii). Both shapes model the support concept of convex.hpp.
 template <class SA, class SB>
 DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, const Transform& poseB,
                            const GjkOptions& opt = {}, GjkCache* cache = nullptr) {
+  using detail::mul;
+  using detail::mulT;
   // B relative to A: x_A = R x_B + t.
   const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
-  const Vec3 t = poseA.rotation.transpose() * (poseB.translation - poseA.translation);
+  const Vec3 t = mulT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
 
   SupportHint hintA{0, opt.supportMode}, hintB{0, opt.supportMode};
   if (cache && cache->valid) hintA.vertex = cache->hintA.vertex, hintB.vertex = cache->hintB.vertex;
 
-  // Simplex, newest vertex first: CSO points y = pa - pb and their pre-images (A frame).
-  // lb keeps B's support points in B's own frame exactly as returned, for the warm-start cache
-  // (recomputing them through the inverse pose would add drift at every step).
-  Vec3 y[4], pa[4], pb[4], lb[4];
+  // Simplex, newest vertex first: CSO points y = pa - pb (A's frame), A's support points pa, and
+  // B's support points lb in B's own frame exactly as returned (pb = R lb + t is recomputed
+  // bit-identically when needed; caching lb instead of a back-transformed pb avoids drift).
+  Vec3 y[4], pa[4], lb[4];
   int n = 0;
   Vec3 v;
   DistanceResult out;
-  out.status = Status::Separated;
 
-  auto finish = [&](Status st, const SimplexSolution* sol) {
+  auto finish = [&](Status st, const SimplexSolution& sol) -> DistanceResult& {
     out.status = st;
     Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
     out.simplexSize = n;
     for (int i = 0; i < n; ++i) {
-      const Real l = sol ? sol->lambda[i] : (i == 0 ? 1.0 : 0.0);
+      const Real l = sol.lambda[i];
+      const Vec3 pb = mul(R, lb[i]) + t;
       za += l * pa[i];
-      zb += l * pb[i];
+      zb += l * pb;
       out.lambda[i] = l;
-      out.simplexA[i] = poseA.apply(pa[i]);
-      out.simplexB[i] = poseA.apply(pb[i]);
+      out.simplexA[i] = mul(poseA.rotation, pa[i]) + poseA.translation;
+      out.simplexB[i] = mul(poseA.rotation, pb) + poseA.translation;
     }
     const Vec3 d = za - zb;  // = v, A minus B
     const Real dist = st == Status::Overlapping ? 0.0 : d.norm();
     out.distance = dist;
-    out.witnessA = poseA.apply(za);
-    out.witnessB = poseA.apply(zb);
+    out.witnessA = mul(poseA.rotation, za) + poseA.translation;
+    out.witnessB = mul(poseA.rotation, zb) + poseA.translation;
     if (st != Status::Overlapping && dist > 0) {
       Vec3 nrm = -d / dist;
       // With a triangle simplex the normal of its plane is far more accurate than the direction of
@@ -116,7 +136,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
           if (f.dot(nrm) > 0.999) nrm = f;
         }
       }
-      out.normal = poseA.rotate(nrm);
+      out.normal = mul(poseA.rotation, nrm);
     }
     if (cache) {
       cache->valid = true;
@@ -128,108 +148,156 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     return out;
   };
 
-  auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& outB, Vec3& localB) {
+  // w = s_A(-dir) - s_B(dir), all in A's frame.
+  auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& localB) -> Vec3 {
     outA = a.support(-dir, hintA);
-    localB = b.support(R.transpose() * dir, hintB);
-    outB = R * localB + t;
+    localB = b.support(mulT(R, dir), hintB);
+    return outA - (mul(R, localB) + t);
   };
 
-  // Reduce the simplex to the supporting set W of a sub-algorithm solution (order preserved).
+  // Reduce the simplex to the supporting set W (the sub-algorithms list W in increasing position
+  // order, so compaction in place is safe).
   auto keepOnly = [&](const SimplexSolution& w) {
-    Vec3 ny[4], na[4], nb[4], nl[4];
     for (int i = 0; i < w.size; ++i) {
       const int k = w.ids[i];
-      ny[i] = y[k], na[i] = pa[k], nb[i] = pb[k], nl[i] = lb[k];
+      if (k != i) y[i] = y[k], pa[i] = pa[k], lb[i] = lb[k];
     }
     n = w.size;
-    for (int i = 0; i < n; ++i) y[i] = ny[i], pa[i] = na[i], pb[i] = nb[i], lb[i] = nl[i];
   };
 
-  // Warm start: re-evaluate the cached simplex under the current poses (its points still lie on the
-  // shapes) and take its point of minimum norm as the first direction.
   SimplexSolution sol;  // barycentrics of the current simplex (ids = positions in y)
   if (cache && cache->valid && cache->size > 0) {
+    // Warm start: re-evaluate the cached simplex under the current poses (its points still lie on
+    // the shapes) and take its point of minimum norm as the first direction.
     n = cache->size;
     for (int i = 0; i < n; ++i) {
       pa[i] = cache->localA[i];
       lb[i] = cache->localB[i];
-      pb[i] = R * lb[i] + t;
-      y[i] = pa[i] - pb[i];
+      y[i] = pa[i] - (mul(R, lb[i]) + t);
     }
-    const SimplexSolution s0 = detail::runSubAlgorithm(y, n, false, opt);
-    keepOnly(s0);
-    sol = s0;
+    sol = detail::runSubAlgorithm(y, n, false, opt);
+    keepOnly(sol);
     for (int i = 0; i < n; ++i) sol.ids[i] = i;
-    v = s0.point;
-    if (n == 4) return finish(Status::Overlapping, &sol);
+    v = sol.point;
+    if (n == 4) return finish(Status::Overlapping, sol);
   } else {
     // Cold start: the CSO support point towards B's centre seen from A (usually near the origin).
     Vec3 dir = -t;
     if (!(dir.squaredNorm() > 0)) dir = -Vec3::UnitX();
-    Vec3 sa, sb, sl;
-    supportPair(dir, sa, sb, sl);
-    v = sa - sb;
-    y[0] = v, pa[0] = sa, pb[0] = sb, lb[0] = sl;
+    v = supportPair(dir, pa[0], lb[0]);
+    y[0] = v;
     n = 1;
     sol.size = 1;
     sol.ids[0] = 0;
     sol.lambda[0] = 1;
     sol.point = v;
   }
+
   Real vv = v.squaredNorm();
   if (!std::isfinite(vv)) {
     out.message = "non-finite support point";
-    return finish(Status::Degenerate, &sol);
+    return finish(Status::Degenerate, sol);
   }
   auto maxY2 = [&]() {
     Real m = 0;
     for (int i = 0; i < n; ++i) m = std::max(m, y[i].squaredNorm());
     return m;
   };
-  if (vv <= opt.touchTolerance * maxY2()) return finish(Status::Overlapping, &sol);
+  Real ymax2 = maxY2();  // max ||y||^2 over the current simplex
+  if (vv <= opt.touchTolerance * ymax2) return finish(Status::Overlapping, sol);
+
+  // Best certified lower bound on the distance: every support point w along -v bounds the CSO by
+  // the plane v·x >= v·w (weak duality), so d >= v·w / ||v||.
+  Real lower = -std::numeric_limits<Real>::infinity();
+  // On curved surfaces (quadrics, cones) GJK converges linearly and can stall in rounding with a
+  // simplex whose vertices pair far-apart support points; restarting from the single support pair
+  // along the current (now accurate) direction rebuilds a consistent simplex. The best simplex
+  // seen is kept, so a restart can only improve the answer.
+  struct Saved {
+    Vec3 y[4], pa[4], lb[4];
+    int n = 0;
+    SimplexSolution sol;
+    Real vv = std::numeric_limits<Real>::infinity();
+  } best;
+  int restarts = 0;
+  Status exitStatus = Status::MaxIterations;
+  auto stalled = [&](Real scale) {
+    if (restarts >= opt.maxRestarts || !(std::sqrt(vv) - lower > opt.restartGap * scale)) return false;
+    if (vv < best.vv) {
+      for (int i = 0; i < n; ++i) best.y[i] = y[i], best.pa[i] = pa[i], best.lb[i] = lb[i];
+      best.n = n, best.sol = sol, best.vv = vv;
+    }
+    ++restarts;
+    v = supportPair(v, pa[0], lb[0]);
+    y[0] = v;
+    n = 1;
+    sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = v;
+    vv = v.squaredNorm();
+    ymax2 = vv;
+    return true;
+  };
 
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
-    Vec3 sa, sb, sl;
-    supportPair(v, sa, sb, sl);  // w = s_A(-v) - s_B(v)
-    const Vec3 w = sa - sb;
-    // Progress test (Alg. 5 line 8), written so that a NaN terminates: stop unless clearly improving.
-    // v is always a genuine CSO point (cold or warm start), so the test is valid from k = 1.
-    const Real gap = vv - v.dot(w);
-    const Real scale = std::sqrt(std::max(maxY2(), w.squaredNorm()));
-    if (!(gap > opt.relTolerance * vv + opt.absTolerance * std::sqrt(vv) * scale))
-      return finish(Status::Separated, &sol);
+    Vec3 sa, sl;
+    const Vec3 w = supportPair(v, sa, sl);  // w = s_A(-v) - s_B(v)
+    const Real vw = v.dot(w);
+    lower = std::max(lower, vw / std::sqrt(vv));
+    // Progress test (Alg. 5 line 8; the printed `continue` means terminate), written so that a NaN
+    // terminates. v is always a genuine CSO point (cold or warm start), so it is valid from k = 1.
+    const Real gap = vv - vw;
+    const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
+    if (!(gap > opt.relTolerance * vv + opt.absTolerance * std::sqrt(vv) * scale)) {
+      exitStatus = Status::Separated;
+      break;
+    }
     // w already in the simplex: no further progress possible.
     bool dup = false;
     for (int i = 0; i < n; ++i) dup = dup || (y[i] == w);
-    if (dup) return finish(Status::Separated, &sol);
+    if (dup) {
+      if (stalled(scale)) continue;
+      exitStatus = Status::Separated;
+      break;
+    }
     // τ = {w} ∪ W, newest first.
-    for (int i = n; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], pb[i] = pb[i - 1], lb[i] = lb[i - 1];
-    y[0] = w, pa[0] = sa, pb[0] = sb, lb[0] = sl;
+    for (int i = n; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], lb[i] = lb[i - 1];
+    y[0] = w, pa[0] = sa, lb[0] = sl;
     ++n;
     const SimplexSolution next = detail::runSubAlgorithm(y, n, true, opt);
     const Real nv = next.point.squaredNorm();
     if (!(nv < vv)) {
       // No descent (rounding): keep the previous simplex, which is the best answer available.
-      for (int i = 0; i < n - 1; ++i) y[i] = y[i + 1], pa[i] = pa[i + 1], pb[i] = pb[i + 1], lb[i] = lb[i + 1];
+      for (int i = 0; i < n - 1; ++i) y[i] = y[i + 1], pa[i] = pa[i + 1], lb[i] = lb[i + 1];
       --n;
       if (std::isnan(nv)) {
         out.message = "sub-algorithm produced NaN";
-        return finish(Status::Degenerate, &sol);
+        exitStatus = Status::Degenerate;
+        break;
       }
-      return finish(Status::Separated, &sol);
+      if (stalled(scale)) continue;
+      exitStatus = Status::Separated;
+      break;
     }
-    // Keep only W.
     keepOnly(next);
     sol = next;
     for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = next.point;
     vv = nv;
     if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));
-    if (n == 4) return finish(Status::Overlapping, &sol);
-    if (vv <= opt.touchTolerance * maxY2()) return finish(Status::Overlapping, &sol);
+    if (n == 4) return finish(Status::Overlapping, sol);
+    ymax2 = maxY2();
+    if (vv <= opt.touchTolerance * ymax2) return finish(Status::Overlapping, sol);
   }
-  return finish(Status::MaxIterations, &sol);
+  if (best.vv < vv) {
+    for (int i = 0; i < best.n; ++i) y[i] = best.y[i], pa[i] = best.pa[i], lb[i] = best.lb[i];
+    n = best.n, sol = best.sol, vv = best.vv;
+  }
+  // A restart only happens after a stall, which is a legitimate end of GJK: running out of
+  // iterations while trying to improve on it still leaves that answer.
+  if (exitStatus == Status::MaxIterations && restarts > 0) exitStatus = Status::Separated;
+  out.lowerBound = std::max<Real>(lower, 0);
+  out.restarts = restarts;
+  return finish(exitStatus, sol);
 }
 
 }  // namespace proxima

@@ -17,11 +17,13 @@ enum class SignMode { Fast, Exact };
 /// Which sub-algorithm GJK uses.
 enum class SubAlgorithm { SignedVolumes, Johnson };
 
+/// Only the first `size` entries of ids and lambda are meaningful (the rest are left uninitialised:
+/// this struct is created in the innermost loop of GJK).
 struct SimplexSolution {
-  int size = 0;             ///< |W|
-  int ids[4] = {0, 0, 0, 0};  ///< indices of W's vertices in the input simplex
-  Real lambda[4] = {0, 0, 0, 0};
-  Vec3 point = Vec3::Zero();  ///< ν(τ) = Σ λ_i y_i
+  int size = 0;   ///< |W|
+  int ids[4];     ///< indices of W's vertices in the input simplex
+  Real lambda[4];
+  Vec3 point;     ///< ν(τ) = Σ λ_i y_i
 };
 
 /// Counters of the recursive calls (tests check the thesis's call paths, e.g. Fig. 4.6).

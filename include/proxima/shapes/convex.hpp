@@ -141,6 +141,9 @@ struct PolytopeData {
   std::vector<int> adjacency;
   std::vector<std::array<int, 3>> triangles;  ///< outward-oriented hull triangles (3-D hulls only)
   int dimension = 3;                   ///< affine dimension of the input: 0 point, 1 segment, 2 flat, 3 solid
+  /// Structure-of-arrays copy of the vertices, padded to a multiple of 4 with vertex 0, for the
+  /// vectorised brute-force support.
+  std::vector<Real> xs, ys, zs;
   std::size_t inputPointCount = 0;
 };
 
@@ -169,6 +172,8 @@ class Polytope {
     const bool climb = hint.mode == SupportMode::HillClimb ||
                        (hint.mode == SupportMode::Auto && n >= kHillClimbThreshold);
     if (climb) return v[hint.vertex = hillClimb(d, hint.vertex)];
+    if (n >= 16) return v[hint.vertex = bruteForce(d)];
+    // Small polytopes: a plain scan beats the vectorised one's set-up.
     int k = 0;
     Real best = d.dot(v[0]);
     for (int i = 1; i < n; ++i) {
@@ -178,6 +183,10 @@ class Polytope {
     hint.vertex = k;
     return v[k];
   }
+
+  /// Index of a vertex maximising d·x by scanning all hull vertices (Montanari Eq. 2.6), four
+  /// at a time over the structure-of-arrays copy.
+  [[nodiscard]] int bruteForce(const Vec3& d) const;
 
   /// Steepest-ascent-free hill-climbing: move to the first neighbour that strictly improves d·x.
   /// On the edge graph of a convex polytope a local maximum is global, and strict improvement
