@@ -189,6 +189,8 @@ json toJson(const DistanceResult& r) {
   o["witness_b"] = vecJson(r.witnessB);
   o["normal"] = vecJson(r.normal);
   o["iterations"] = r.iterations;
+  if (r.status == Status::Separated || r.status == Status::MaxIterations || r.status == Status::Degenerate)
+    o["lower_bound"] = std::isfinite(r.lowerBound) ? json(r.lowerBound) : json(nullptr);
   if (!r.message.empty()) o["message"] = r.message;
   return o;
 }

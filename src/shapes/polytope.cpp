@@ -130,7 +130,7 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     for (std::size_t i = 0; i < points.size(); ++i)
       if (keep[i]) pts.push_back(points[i]);
   }
-  auto data = std::make_shared<PolytopeData>();
+  auto data = std::make_shared<PolytopeData>();  // mutable until handed to the Polytope
   data->inputPointCount = points.size();
 
   // Affine dimension with a relative tolerance: farthest point, farthest from the line, farthest
@@ -200,7 +200,11 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     data->xs[i] = q.x(), data->ys[i] = q.y(), data->zs[i] = q.z();
   }
   Polytope p;
-  p.data_ = std::move(data);
+  p.data_ = data;
+  for (int k = 0; k < 6; ++k) {
+    const Vec3 dir = (k % 2 ? -1.0 : 1.0) * Vec3::Unit(k / 2);
+    data->seeds[k] = p.bruteForce(dir);
+  }
   return p;
 }
 

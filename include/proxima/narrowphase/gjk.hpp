@@ -94,7 +94,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
   const Vec3 t = mulT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
 
-  SupportHint hintA{0, opt.supportMode}, hintB{0, opt.supportMode};
+  SupportHint hintA{-1, opt.supportMode}, hintB{-1, opt.supportMode};
   if (cache && cache->valid) hintA.vertex = cache->hintA.vertex, hintB.vertex = cache->hintB.vertex;
 
   // Simplex, newest vertex first: CSO points y = pa - pb (A's frame), A's support points pa, and
@@ -263,8 +263,15 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     for (int i = n; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], lb[i] = lb[i - 1];
     y[0] = w, pa[0] = sa, lb[0] = sl;
     ++n;
-    const SimplexSolution next = detail::runSubAlgorithm(y, n, true, opt);
-    const Real nv = next.point.squaredNorm();
+    SimplexSolution next = detail::runSubAlgorithm(y, n, true, opt);
+    Real nv = next.point.squaredNorm();
+    if (!(nv < vv)) {
+      // The tailored search assumes the newest vertex supports ν (§3.2.2); in rounding that can fail
+      // on nearly flat simplices (curved surfaces). Search every region before calling it a stall.
+      const SimplexSolution full = detail::runSubAlgorithm(y, n, false, opt);
+      const Real fv = full.point.squaredNorm();
+      if (fv < vv) next = full, nv = fv;
+    }
     if (!(nv < vv)) {
       // No descent (rounding): keep the previous simplex, which is the best answer available.
       for (int i = 0; i < n - 1; ++i) y[i] = y[i + 1], pa[i] = pa[i + 1], lb[i] = lb[i + 1];

@@ -27,7 +27,7 @@ enum class SupportMode {
 
 /// Per-query (or per-pair, across time steps) support state.
 struct SupportHint {
-  int vertex = 0;
+  int vertex = -1;  ///< last support vertex; -1 = none yet (hill-climbing starts from a seed)
   SupportMode mode = SupportMode::Auto;
 };
 
@@ -144,6 +144,9 @@ struct PolytopeData {
   /// Structure-of-arrays copy of the vertices, padded to a multiple of 4 with vertex 0, for the
   /// vectorised brute-force support.
   std::vector<Real> xs, ys, zs;
+  /// Extreme vertices along ±x, ±y, ±z (index 2k for +e_k, 2k+1 for -e_k): cold-start seeds for
+  /// hill-climbing, so that the first walk of a query is short.
+  int seeds[6] = {0, 0, 0, 0, 0, 0};
   std::size_t inputPointCount = 0;
 };
 
@@ -171,7 +174,7 @@ class Polytope {
     const int n = static_cast<int>(v.size());
     const bool climb = hint.mode == SupportMode::HillClimb ||
                        (hint.mode == SupportMode::Auto && n >= kHillClimbThreshold);
-    if (climb) return v[hint.vertex = hillClimb(d, hint.vertex)];
+    if (climb) return v[hint.vertex = hillClimb(d, hint.vertex >= 0 ? hint.vertex : seedFor(d))];
     if (n >= 16) return v[hint.vertex = bruteForce(d)];
     // Small polytopes: a plain scan beats the vectorised one's set-up.
     int k = 0;
@@ -182,6 +185,13 @@ class Polytope {
     }
     hint.vertex = k;
     return v[k];
+  }
+
+  /// The axis seed closest to direction d.
+  [[nodiscard]] int seedFor(const Vec3& d) const {
+    const Vec3 a = d.cwiseAbs();
+    const int k = a.x() >= a.y() ? (a.x() >= a.z() ? 0 : 2) : (a.y() >= a.z() ? 1 : 2);
+    return data_->seeds[2 * k + (d[k] < 0 ? 1 : 0)];
   }
 
   /// Index of a vertex maximising d·x by scanning all hull vertices (Montanari Eq. 2.6), four
