@@ -191,10 +191,14 @@ void segSegClosest(const LV& p0, const LV& p1, const LV& q0, const LV& q1, LD& b
 LD orient(const LV& a, const LV& b, const LV& c, const LV& d) { return (b - a).cross(c - a).dot(d - a); }
 
 // Segment pq crosses triangle abc (non-coplanar case; coplanar contacts show up as distance 0).
+// Orientations in quad precision: slivers (e.g. triangles on near-duplicate points) have planes
+// too ill-conditioned for long double signs.
 bool segPierces(const LV& p, const LV& q, const LV& a, const LV& b, const LV& c) {
-  const LD sp = orient(a, b, c, p), sq = orient(a, b, c, q);
+  const Q3 P = toQ(p), Qq = toQ(q), A = toQ(a), B = toQ(b), C = toQ(c);
+  auto o = [](const Q3& w, const Q3& x, const Q3& y, const Q3& z) { return qdot(qcross(x - w, y - w), z - w); };
+  const Q sp = o(A, B, C, P), sq = o(A, B, C, Qq);
   if ((sp > 0 && sq > 0) || (sp < 0 && sq < 0) || (sp == 0 && sq == 0)) return false;
-  const LD s1 = orient(p, q, a, b), s2 = orient(p, q, b, c), s3 = orient(p, q, c, a);
+  const Q s1 = o(P, Qq, A, B), s2 = o(P, Qq, B, C), s3 = o(P, Qq, C, A);
   const bool neg = s1 < 0 || s2 < 0 || s3 < 0, pos = s1 > 0 || s2 > 0 || s3 > 0;
   return !(neg && pos);
 }
@@ -644,9 +648,13 @@ LocalCore makeLocalCore(const Body& b) {
   else if (b.type == "triangle") setPoly({b.pts[0], b.pts[1], b.pts[2]});
   else if (b.type == "tetrahedron") {
     setPoly(b.pts);
-    if (lc.verts.size() == 4 && orient(lc.verts[0], lc.verts[1], lc.verts[2], lc.verts[3]) != 0) {
-      lc.tris = {{0, 1, 2}, {0, 1, 3}, {0, 2, 3}, {1, 2, 3}};
-      orientOutward(lc.verts, lc.tris);
+    if (lc.verts.size() == 4) {
+      // Orientation from the sign of the volume in quad precision (a centroid test is unreliable
+      // for nearly flat tetrahedra): for a positive volume these faces point outward.
+      const Q3 q0 = toQ(lc.verts[0]);
+      const Q det = qdot(qcross(toQ(lc.verts[1]) - q0, toQ(lc.verts[2]) - q0), toQ(lc.verts[3]) - q0);
+      if (det > 0) lc.tris = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+      if (det < 0) lc.tris = {{0, 1, 2}, {0, 3, 1}, {0, 2, 3}, {1, 3, 2}};
     }
   } else if (b.type == "box") {
     std::vector<Vec3> corners;

@@ -118,7 +118,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       out.simplexA[i] = mul(poseA.rotation, pa[i]) + poseA.translation;
       out.simplexB[i] = mul(poseA.rotation, pb) + poseA.translation;
     }
-    const Vec3 d = za - zb;  // = v, A minus B
+    // The distance is ||v|| of the sub-algorithm (accurate even when the simplex coordinates are
+    // large); the witness difference za - zb equals v up to the rounding of λ.
+    const Vec3 d = (n == 3) ? Vec3(sol.point) : Vec3(za - zb);  // A minus B
     const Real dist = st == Status::Overlapping ? 0.0 : d.norm();
     out.distance = dist;
     out.witnessA = mul(poseA.rotation, za) + poseA.translation;
