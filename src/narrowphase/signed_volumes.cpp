@@ -117,10 +117,13 @@ struct SvSolver {
       // triangles the rounding of the C_j would otherwise leave Σλ ≠ 1 by ~1e-13 and move ν off the CSO.
       const Real sum = C[0] + C[1] + C[2];
       for (int j = 0; j < 3; ++j) r.ids[j] = ids[j], r.lambda[j] = C[j] / sum;
-      // ν is the projection p_O itself (Eq. 3.7), not Σλ s: its direction is the plane normal to
+      r.point = r.lambda[0] * a + r.lambda[1] * b + r.lambda[2] * c;
+      // Search direction: the projection p_O itself (Eq. 3.7). Its direction is the plane normal to
       // ~1e-16, whereas Σλ s cancels to |s|/|ν| times the error of λ, which on slender triangles at
-      // large coordinates (scale ratio 1e4) tilts v enough to pick wrong support points.
-      r.point = p;
+      // large coordinates (scale ratio 1e4) tilts GJK's direction enough to pick wrong support points.
+      // ν = Σλ s stays the (feasible) answer.
+      r.direction = p;
+      r.hasDirection = true;
       return r;
     }
     // Descend to the edges opposite the vertices whose fictitious area disagrees in sign.

@@ -118,9 +118,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       out.simplexA[i] = mul(poseA.rotation, pa[i]) + poseA.translation;
       out.simplexB[i] = mul(poseA.rotation, pb) + poseA.translation;
     }
-    // The distance is ||v|| of the sub-algorithm (accurate even when the simplex coordinates are
-    // large); the witness difference za - zb equals v up to the rounding of λ.
-    const Vec3 d = (n == 3) ? Vec3(sol.point) : Vec3(za - zb);  // A minus B
+    // Reported distance: the witness points' separation, a feasible (achieved) value. The search
+    // direction v may be the plane projection p_O, which is more accurate in direction but is not
+    // guaranteed to lie in the CSO.
+    const Vec3 d = za - zb;  // A minus B
     const Real dist = st == Status::Overlapping ? 0.0 : d.norm();
     out.distance = dist;
     out.witnessA = mul(poseA.rotation, za) + poseA.translation;
@@ -168,6 +169,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   };
 
   SimplexSolution sol;  // barycentrics of the current simplex (ids = positions in y)
+  Vec3 dir;             // search direction: v, or a more accurate direction of v from the sub-algorithm
   if (cache && cache->valid && cache->size > 0) {
     // Warm start: re-evaluate the cached simplex under the current poses (its points still lie on
     // the shapes) and take its point of minimum norm as the first direction.
@@ -181,18 +183,20 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     keepOnly(sol);
     for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = sol.point;
+    dir = sol.searchDirection();
     if (n == 4) return finish(Status::Overlapping, sol);
   } else {
     // Cold start: the CSO support point towards B's centre seen from A (usually near the origin).
-    Vec3 dir = -t;
-    if (!(dir.squaredNorm() > 0)) dir = -Vec3::UnitX();
-    v = supportPair(dir, pa[0], lb[0]);
+    Vec3 d0 = -t;
+    if (!(d0.squaredNorm() > 0)) d0 = -Vec3::UnitX();
+    v = supportPair(d0, pa[0], lb[0]);
     y[0] = v;
     n = 1;
     sol.size = 1;
     sol.ids[0] = 0;
     sol.lambda[0] = 1;
     sol.point = v;
+    dir = v;
   }
 
   Real vv = v.squaredNorm();
@@ -230,7 +234,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       best.n = n, best.sol = sol, best.vv = vv;
     }
     ++restarts;
-    v = supportPair(v, pa[0], lb[0]);
+    v = supportPair(dir, pa[0], lb[0]);
+    dir = v;
     y[0] = v;
     n = 1;
     sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = v;
@@ -242,14 +247,16 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
     Vec3 sa, sl;
-    const Vec3 w = supportPair(v, sa, sl);  // w = s_A(-v) - s_B(v)
-    const Real vw = v.dot(w);
-    lower = std::max(lower, vw / std::sqrt(vv));
-    // Progress test (Alg. 5 line 8; the printed `continue` means terminate), written so that a NaN
-    // terminates. v is always a genuine CSO point (cold or warm start), so it is valid from k = 1.
-    const Real gap = vv - vw;
+    const Vec3 w = supportPair(dir, sa, sl);  // w = s_A(-v) - s_B(v)
+    const Real lowerK = dir.dot(w) / dir.norm();  // the plane dir·x >= dir·w bounds the CSO
+    lower = std::max(lower, lowerK);
+    // Progress test (Alg. 5 line 8, divided by ||v||; the printed `continue` means terminate),
+    // written so that a NaN terminates. v is always a genuine CSO point (cold or warm start), so
+    // ||v|| is an upper bound and the test is valid from k = 1.
+    const Real upper = std::sqrt(vv);
+    const Real gap = upper - lowerK;
     const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
-    if (!(gap > opt.relTolerance * vv + opt.absTolerance * std::sqrt(vv) * scale)) {
+    if (!(gap > opt.relTolerance * upper + opt.absTolerance * scale)) {
       exitStatus = Status::Separated;
       break;
     }
@@ -291,6 +298,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     sol = next;
     for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = next.point;
+    dir = next.searchDirection();
     vv = nv;
     if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));
     if (n == 4) return finish(Status::Overlapping, sol);

@@ -24,6 +24,11 @@ struct SimplexSolution {
   int ids[4];     ///< indices of W's vertices in the input simplex
   Real lambda[4];
   Vec3 point;     ///< ν(τ) = Σ λ_i y_i
+  /// A more accurate direction of ν when available (interior of a triangle: the plane projection
+  /// p_O); GJK searches along it. Only meaningful when hasDirection.
+  Vec3 direction;
+  bool hasDirection = false;
+  [[nodiscard]] const Vec3& searchDirection() const { return hasDirection ? direction : point; }
 };
 
 /// Counters of the recursive calls (tests check the thesis's call paths, e.g. Fig. 4.6).
