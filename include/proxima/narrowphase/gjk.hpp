@@ -124,6 +124,12 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     const Vec3 d = za - zb;  // A minus B
     const Real dist = st == Status::Overlapping ? 0.0 : d.norm();
     out.distance = dist;
+    if (st == Status::Overlapping) {
+      // za and zb coincide in exact arithmetic (the origin is in the simplex); report one common
+      // point, the midpoint, instead of two points that differ only by the rounding of λ.
+      za = 0.5 * (za + zb);
+      zb = za;
+    }
     out.witnessA = mul(poseA.rotation, za) + poseA.translation;
     out.witnessB = mul(poseA.rotation, zb) + poseA.translation;
     if (st != Status::Overlapping && dist > 0) {
