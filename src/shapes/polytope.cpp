@@ -3,7 +3,9 @@
 // (single point, collinear, coplanar), which are valid input for distance queries.
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <unordered_map>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -62,7 +64,7 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
   qhT* qh = &qh_qh;
   QHULL_LIB_CHECK
   qh_zero(qh, nullptr);
-  char options[] = "qhull Qt";
+  char options[] = "qhull";  // merged facets are fanned below (Qt produced non-convex triangles on slivers)
   // Qhull reports precision problems on stderr; we handle them (fallback to the flat hull), so
   // its messages go to /dev/null.
   static FILE* devnull = std::fopen("/dev/null", "w");
@@ -80,22 +82,37 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
     std::vector<std::set<int>> nb(d.vertices.size());
     facetT* facet;
     FORALLfacets {
-      int tri[3], k = 0;
+      std::vector<int> f;
       vertexT** vertexp;
-      FOREACHvertex_(facet->vertices) {
-        if (k < 3) tri[k] = remap[qh_pointid(qh, vertex->point)];
-        ++k;
-      }
-      (void)vertexp;
-      if (k != 3) continue;  // Qt triangulates every facet
-      // Orient outward using Qhull's facet normal.
-      const Vec3 n = (d.vertices[tri[1]] - d.vertices[tri[0]]).cross(d.vertices[tri[2]] - d.vertices[tri[0]]);
+      FOREACHvertex_(facet->vertices) f.push_back(remap[qh_pointid(qh, vertex->point)]);
+      if (f.size() < 3) continue;
       const Vec3 qn(facet->normal[0], facet->normal[1], facet->normal[2]);
-      if (n.dot(qn) < 0) std::swap(tri[1], tri[2]);
-      d.triangles.push_back({tri[0], tri[1], tri[2]});
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-          if (i != j) nb[tri[i]].insert(tri[j]);
+      if (f.size() > 3) {
+        // A merged (non-simplicial) facet: order its vertices around the outward normal and fan it.
+        Vec3 c = Vec3::Zero();
+        for (int i : f) c += d.vertices[i];
+        c /= static_cast<Real>(f.size());
+        const Vec3 e1 = (d.vertices[f[0]] - c).normalized(), e2 = qn.cross(e1);
+        std::sort(f.begin(), f.end(), [&](int x, int y) {
+          const Vec3 px = d.vertices[x] - c, py = d.vertices[y] - c;
+          return std::atan2(px.dot(e2), px.dot(e1)) < std::atan2(py.dot(e2), py.dot(e1));
+        });
+      }
+      for (std::size_t k = 0; k < f.size(); ++k) {  // polygon boundary edges
+        const int x = f[k], y = f[(k + 1) % f.size()];
+        nb[x].insert(y), nb[y].insert(x);
+      }
+      for (std::size_t k = 1; k + 1 < f.size(); ++k) {
+        int tri[3] = {f[0], f[k], f[k + 1]};
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j)
+            if (i != j) nb[tri[i]].insert(tri[j]);
+        const Vec3 n = (d.vertices[tri[1]] - d.vertices[tri[0]]).cross(d.vertices[tri[2]] - d.vertices[tri[0]]);
+        // Orient by Qhull's facet normal. Zero-area triangles (Qt may emit them) have no usable own
+        // normal; they are kept so that the surface stays closed, and contribute no volume.
+        if (n.dot(qn) < 0) std::swap(tri[1], tri[2]);
+        d.triangles.push_back({tri[0], tri[1], tri[2]});
+      }
     }
     buildAdjacency(d, nb);
   }
@@ -129,6 +146,43 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
       if (i == 0 || points[order[i]] != points[order[i - 1]]) keep[order[i]] = 1;
     for (std::size_t i = 0; i < points.size(); ++i)
       if (keep[i]) pts.push_back(points[i]);
+  }
+  // Merge near-coincident points (closer than 1e-11 x extent): Qhull's precision handling turns
+  // such pairs into non-convex facets with missing hull edges (found by the fuzz oracle), which
+  // would break mass properties and hill-climbing. The hull moves by at most that radius.
+  {
+    Vec3 lo = pts[0], hi = pts[0];
+    for (const Vec3& q : pts) lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
+    const Real radius = 1e-12 * (hi - lo).norm();
+    if (radius > 0 && pts.size() > 1) {
+      std::unordered_map<std::uint64_t, std::vector<int>> grid;
+      auto cellOf = [&](const Vec3& q) {
+        return Eigen::Vector3<long long>(static_cast<long long>(std::floor((q.x() - lo.x()) / radius)),
+                                         static_cast<long long>(std::floor((q.y() - lo.y()) / radius)),
+                                         static_cast<long long>(std::floor((q.z() - lo.z()) / radius)));
+      };
+      auto key = [](long long x, long long y, long long z) {
+        return (static_cast<std::uint64_t>(x) * 73856093ull) ^ (static_cast<std::uint64_t>(y) * 19349663ull) ^
+               (static_cast<std::uint64_t>(z) * 83492791ull);
+      };
+      std::vector<Vec3> kept;
+      for (const Vec3& q : pts) {
+        const auto c = cellOf(q);
+        bool dup = false;
+        for (long long dx = -1; dx <= 1 && !dup; ++dx)
+          for (long long dy = -1; dy <= 1 && !dup; ++dy)
+            for (long long dz = -1; dz <= 1 && !dup; ++dz) {
+              auto it = grid.find(key(c.x() + dx, c.y() + dy, c.z() + dz));
+              if (it == grid.end()) continue;
+              for (int k : it->second)
+                if ((kept[k] - q).norm() <= radius) dup = true;
+            }
+        if (dup) continue;
+        grid[key(c.x(), c.y(), c.z())].push_back(static_cast<int>(kept.size()));
+        kept.push_back(q);
+      }
+      pts.swap(kept);
+    }
   }
   auto data = std::make_shared<PolytopeData>();  // mutable until handed to the Polytope
   data->inputPointCount = points.size();
