@@ -174,7 +174,13 @@ class Polytope {
     const int n = static_cast<int>(v.size());
     const bool climb = hint.mode == SupportMode::HillClimb ||
                        (hint.mode == SupportMode::Auto && n >= kHillClimbThreshold);
-    if (climb) return v[hint.vertex = hillClimb(d, hint.vertex >= 0 ? hint.vertex : seedFor(d))];
+    if (climb) {
+      // Start from the last support vertex (warm start) unless the axis seed for d is already
+      // higher: after a large turn of d (overlapping bodies, cold queries) that avoids long walks.
+      int start = seedFor(d);
+      if (hint.vertex >= 0 && hint.vertex < n && d.dot(v[hint.vertex]) >= d.dot(v[start])) start = hint.vertex;
+      return v[hint.vertex = hillClimb(d, start)];
+    }
     if (n >= 16) return v[hint.vertex = bruteForce(d)];
     // Small polytopes: a plain scan beats the vectorised one's set-up.
     int k = 0;
