@@ -585,7 +585,9 @@ std::string verifyHull(const proxima::Polytope& P, const std::vector<Vec3>& inpu
     const LV a = L(D.vertices[t[0]]), b = L(D.vertices[t[1]]), cc = L(D.vertices[t[2]]);
     vol += (a - c).dot((b - c).cross(cc - c));
     const LV n = triNormal(a, b, cc);
-    if (!(n.norm() > 0)) continue;
+    // Sliver triangles (area ~ roundoff x extent^2, from near-duplicate points) have no reliable
+    // normal of their own: the rounding of their vertices alone tilts it by ~u extent^2 / |n|.
+    if (!(n.norm() > 1e-10L * extent * extent)) continue;
     const LV u = n / n.norm();
     for (const Vec3& p : input) outside = std::max(outside, u.dot(L(p) - a) / extent);
   }

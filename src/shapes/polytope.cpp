@@ -88,19 +88,27 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
       if (f.size() < 3) continue;
       const Vec3 qn(facet->normal[0], facet->normal[1], facet->normal[2]);
       if (f.size() > 3) {
-        // A merged (non-simplicial) facet: order its vertices around the outward normal and fan it.
+        // A merged (non-simplicial) facet: its boundary is the 2-D convex hull of its vertices in the
+        // facet plane (Qhull may list vertices that are within roundoff inside it); fan the boundary
+        // counter-clockwise about the outward normal, and link inner vertices to the boundary.
         Vec3 c = Vec3::Zero();
         for (int i : f) c += d.vertices[i];
         c /= static_cast<Real>(f.size());
-        const Vec3 e1 = (d.vertices[f[0]] - c).normalized(), e2 = qn.cross(e1);
-        std::sort(f.begin(), f.end(), [&](int x, int y) {
-          const Vec3 px = d.vertices[x] - c, py = d.vertices[y] - c;
-          return std::atan2(px.dot(e2), px.dot(e1)) < std::atan2(py.dot(e2), py.dot(e1));
-        });
-      }
-      for (std::size_t k = 0; k < f.size(); ++k) {  // polygon boundary edges
-        const int x = f[k], y = f[(k + 1) % f.size()];
-        nb[x].insert(y), nb[y].insert(x);
+        Vec3 e1 = Vec3::Zero();
+        for (int i : f)
+          if ((d.vertices[i] - c).squaredNorm() > e1.squaredNorm()) e1 = d.vertices[i] - c;
+        e1 = (e1 - e1.dot(qn) * qn).normalized();
+        const Vec3 e2 = qn.cross(e1);
+        std::vector<Vec2> q2;
+        for (int i : f) q2.emplace_back((d.vertices[i] - c).dot(e1), (d.vertices[i] - c).dot(e2));
+        const std::vector<int> ring = hull2d(q2);
+        std::vector<int> boundary;
+        for (int r : ring) boundary.push_back(f[r]);
+        for (int i : f)
+          if (std::find(boundary.begin(), boundary.end(), i) == boundary.end())
+            for (int j : boundary) nb[i].insert(j), nb[j].insert(i);
+        if (boundary.size() < 3) continue;
+        f = boundary;
       }
       for (std::size_t k = 1; k + 1 < f.size(); ++k) {
         int tri[3] = {f[0], f[k], f[k + 1]};
