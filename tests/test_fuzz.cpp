@@ -591,7 +591,8 @@ std::string verifyHull(const proxima::Polytope& P, const std::vector<Vec3>& inpu
     const LV u = n / n.norm();
     for (const Vec3& p : input) outside = std::max(outside, u.dot(L(p) - a) / extent);
   }
-  if (!(vol > 0)) return "hull triangles are oriented inward";
+  // A needle or slab whose volume is at roundoff (|6V| <= 1e-10 extent^3) has no reliable orientation.
+  if (!(vol > 0) && std::abs(vol) > 1e-10L * extent * extent * extent) return "hull triangles are oriented inward";
   // Qhull merges facets whose points are coplanar within its roundoff (~1e-12 x extent with
   // near-duplicate points); the library also merges points closer than 1e-12 x extent. Hull faces are
   // used for mass properties and adjacency, where 1e-11 x extent is far below any effect.
