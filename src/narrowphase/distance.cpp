@@ -1,5 +1,7 @@
 #include "proxima/narrowphase/distance.hpp"
 
+#include "proxima/core/tolerances.hpp"
+
 #include <cmath>
 #include <limits>
 #include <variant>
@@ -34,7 +36,7 @@ std::optional<std::string> validatePose(const Transform& pose) {
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
   if (!pose.rotation.allFinite()) return std::string("orientation has a non-finite component");
   const Real err = (pose.rotation.transpose() * pose.rotation - Mat3::Identity()).cwiseAbs().maxCoeff();
-  if (!(err < 1e-9)) return std::string("orientation is not a rotation (quaternion not unit?)");
+  if (!(err < tol::kRotationOrthonormality)) return std::string("orientation is not a rotation (quaternion not unit?)");
   return std::nullopt;
 }
 

@@ -2,14 +2,14 @@
 // adjacency for hill-climbing); our own handling of the degenerate clouds Qhull rejects
 // (single point, collinear, coplanar), which are valid input for distance queries.
 #include <algorithm>
-#include <cstdio>
-#include <cstdint>
-#include <cstring>
-#include <unordered_map>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "proxima/shapes/convex.hpp"
 
@@ -140,28 +140,15 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
       m << "point " << i << " has a non-finite coordinate";
       return Result<Polytope>::failure(m.str());
     }
-  // Remove exact duplicates (keeps first occurrence order).
-  std::vector<Vec3> pts;
-  {
-    std::vector<std::size_t> order(points.size());
-    std::iota(order.begin(), order.end(), 0);
-    auto less = [&](std::size_t a, std::size_t b) {
-      return std::lexicographical_compare(points[a].data(), points[a].data() + 3, points[b].data(), points[b].data() + 3);
-    };
-    std::stable_sort(order.begin(), order.end(), less);
-    std::vector<char> keep(points.size(), 0);
-    for (std::size_t i = 0; i < order.size(); ++i)
-      if (i == 0 || points[order[i]] != points[order[i - 1]]) keep[order[i]] = 1;
-    for (std::size_t i = 0; i < points.size(); ++i)
-      if (keep[i]) pts.push_back(points[i]);
-  }
-  // Merge near-coincident points (closer than 1e-11 x extent): Qhull's precision handling turns
-  // such pairs into non-convex facets with missing hull edges (found by the fuzz oracle), which
-  // would break mass properties and hill-climbing. The hull moves by at most that radius.
+  std::vector<Vec3> pts(points.begin(), points.end());
+  // Merge exact and near-coincident points (closer than tol::kHullMergeRelative x extent; first
+  // occurrence kept): Qhull's precision handling turns near-duplicates into non-convex facets with
+  // missing hull edges (found by the fuzz oracle), which would break mass properties and
+  // hill-climbing. The hull moves by at most that radius.
   {
     Vec3 lo = pts[0], hi = pts[0];
     for (const Vec3& q : pts) lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
-    const Real radius = 1e-12 * (hi - lo).norm();
+    const Real radius = tol::kHullMergeRelative * (hi - lo).norm();
     if (radius > 0 && pts.size() > 1) {
       std::unordered_map<std::uint64_t, std::vector<int>> grid;
       auto cellOf = [&](const Vec3& q) {
@@ -203,7 +190,7 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
   for (std::size_t i = 0; i < pts.size(); ++i)
     if ((pts[i] - p0).squaredNorm() > far) far = (pts[i] - p0).squaredNorm(), i1 = i;
   const Real extent = std::sqrt(far);
-  const Real flatTol = 64 * std::numeric_limits<Real>::epsilon() * extent;
+  const Real flatTol = tol::kHullFlatRelative * extent;
   int dim = 0;
   std::size_t i2 = 0;
   Vec3 e1 = Vec3::Zero(), nrm = Vec3::Zero();

@@ -26,9 +26,24 @@ inline constexpr Real kGjkAbsolute = 16.0 * kEps;  // ≈ 1.8e-15
 /// Written as a square: ||v|| <= 4 ulps of the coordinate magnitude.
 inline constexpr Real kGjkTouch = (4.0 * kEps) * (4.0 * kEps);
 
+/// GJK restarts after a stall (curved surfaces converge linearly and can stall in rounding with a
+/// simplex that pairs far-apart support points): only while the certified gap ||v|| - lower bound
+/// exceeds kGjkRestartGap x scale, and at most kGjkMaxRestarts times.
+inline constexpr Real kGjkRestartGap = 256.0 * kEps;
+inline constexpr int kGjkMaxRestarts = 3;
+
 /// Iteration cap of GJK. Polytopes converge in far fewer (finite termination); smooth shapes
 /// converge linearly and need at most ~100 iterations to reach the relative test above.
 inline constexpr int kGjkMaxIterations = 128;
+
+/// Polytope construction: points closer than kHullMergeRelative x extent are merged before Qhull
+/// (near-duplicates make it emit non-convex facets); a cloud within kHullFlatRelative x extent of a
+/// plane (line) is treated as flat (a needle).
+inline constexpr Real kHullMergeRelative = 1e-12;
+inline constexpr Real kHullFlatRelative = 128.0 * kEps;
+
+/// A pose's rotation must satisfy |RᵀR - I| < kRotationOrthonormality (input validation).
+inline constexpr Real kRotationOrthonormality = 1e-9;
 
 /// Hill-climbing over polytope adjacency is used by default above this vertex count
 /// (below it, a brute-force scan of contiguous memory is as fast).

@@ -28,8 +28,8 @@ struct GjkOptions {
   Real relTolerance = tol::kGjkRelative;  ///< ε_rel² of Alg. 5 line 8
   Real absTolerance = tol::kGjkAbsolute;
   Real touchTolerance = tol::kGjkTouch;  ///< ε_tol of Alg. 5 line 13
-  int maxRestarts = 3;  ///< restarts when GJK stalls with a weak certificate (curved shapes)
-  Real restartGap = 256 * tol::kEps;  ///< restart only if ||v|| - lower bound > restartGap * scale
+  int maxRestarts = tol::kGjkMaxRestarts;  ///< restarts when GJK stalls with a weak certificate
+  Real restartGap = tol::kGjkRestartGap;   ///< restart only if ||v|| - lower bound > restartGap * scale
   std::vector<Real>* normTrace = nullptr;   ///< if set, receives ||v_k|| after every iteration
   SubAlgorithmStats* stats = nullptr;       ///< if set, accumulates sub-algorithm call counts
 };
@@ -72,27 +72,14 @@ inline SimplexSolution runSubAlgorithm(const Vec3* y, int n, bool gjkOrder, cons
 
 }  // namespace detail
 
-namespace detail {
-// Explicit 3x3 products: Eigen's generic product is not always inlined at -O2 in this hot loop.
-inline Vec3 mul(const Mat3& m, const Vec3& v) {
-  return {m(0, 0) * v.x() + m(0, 1) * v.y() + m(0, 2) * v.z(), m(1, 0) * v.x() + m(1, 1) * v.y() + m(1, 2) * v.z(),
-          m(2, 0) * v.x() + m(2, 1) * v.y() + m(2, 2) * v.z()};
-}
-inline Vec3 mulT(const Mat3& m, const Vec3& v) {
-  return {m(0, 0) * v.x() + m(1, 0) * v.y() + m(2, 0) * v.z(), m(0, 1) * v.x() + m(1, 1) * v.y() + m(2, 1) * v.z(),
-          m(0, 2) * v.x() + m(1, 2) * v.y() + m(2, 2) * v.z()};
-}
-}  // namespace detail
 
 /// GJK on the cores (no radii). Both shapes model the support concept of convex.hpp.
 template <class SA, class SB>
 DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, const Transform& poseB,
                            const GjkOptions& opt = {}, GjkCache* cache = nullptr) {
-  using detail::mul;
-  using detail::mulT;
   // B relative to A: x_A = R x_B + t.
   const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
-  const Vec3 t = mulT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
+  const Vec3 t = mulMatT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
 
   SupportHint hintA{-1, opt.supportMode}, hintB{-1, opt.supportMode};
   if (cache && cache->valid) hintA.vertex = cache->hintA.vertex, hintB.vertex = cache->hintB.vertex;
@@ -111,12 +98,12 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     out.simplexSize = n;
     for (int i = 0; i < n; ++i) {
       const Real l = sol.lambda[i];
-      const Vec3 pb = mul(R, lb[i]) + t;
+      const Vec3 pb = mulMat(R, lb[i]) + t;
       za += l * pa[i];
       zb += l * pb;
       out.lambda[i] = l;
-      out.simplexA[i] = mul(poseA.rotation, pa[i]) + poseA.translation;
-      out.simplexB[i] = mul(poseA.rotation, pb) + poseA.translation;
+      out.simplexA[i] = poseA.apply(pa[i]);
+      out.simplexB[i] = poseA.apply(pb);
     }
     // Reported distance: the witness points' separation, a feasible (achieved) value. The search
     // direction v may be the plane projection p_O, which is more accurate in direction but is not
@@ -130,8 +117,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       za = 0.5 * (za + zb);
       zb = za;
     }
-    out.witnessA = mul(poseA.rotation, za) + poseA.translation;
-    out.witnessB = mul(poseA.rotation, zb) + poseA.translation;
+    out.witnessA = poseA.apply(za);
+    out.witnessB = poseA.apply(zb);
     if (st != Status::Overlapping && dist > 0) {
       Vec3 nrm = -d / dist;
       // With a triangle simplex the normal of its plane is far more accurate than the direction of
@@ -145,7 +132,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
           if (f.dot(nrm) > 0.999) nrm = f;
         }
       }
-      out.normal = mul(poseA.rotation, nrm);
+      out.normal = poseA.rotate(nrm);
     }
     if (cache) {
       cache->valid = true;
@@ -160,16 +147,17 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // w = s_A(-dir) - s_B(dir), all in A's frame.
   auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& localB) -> Vec3 {
     outA = a.support(-dir, hintA);
-    localB = b.support(mulT(R, dir), hintB);
-    return outA - (mul(R, localB) + t);
+    localB = b.support(mulMatT(R, dir), hintB);
+    return outA - (mulMat(R, localB) + t);
   };
 
-  // Reduce the simplex to the supporting set W (the sub-algorithms list W in increasing position
-  // order, so compaction in place is safe).
-  auto keepOnly = [&](const SimplexSolution& w) {
+  // Reduce the simplex to the supporting set W and renumber W to positions 0..|W|-1 (the
+  // sub-algorithms list W in increasing position order, so compaction in place is safe).
+  auto keepOnly = [&](SimplexSolution& w) {
     for (int i = 0; i < w.size; ++i) {
       const int k = w.ids[i];
       if (k != i) y[i] = y[k], pa[i] = pa[k], lb[i] = lb[k];
+      w.ids[i] = i;
     }
     n = w.size;
   };
@@ -183,11 +171,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     for (int i = 0; i < n; ++i) {
       pa[i] = cache->localA[i];
       lb[i] = cache->localB[i];
-      y[i] = pa[i] - (mul(R, lb[i]) + t);
+      y[i] = pa[i] - (mulMat(R, lb[i]) + t);
     }
     sol = detail::runSubAlgorithm(y, n, false, opt);
     keepOnly(sol);
-    for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = sol.point;
     dir = sol.searchDirection();
     if (n == 4) return finish(Status::Overlapping, sol);
@@ -302,7 +289,6 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     }
     keepOnly(next);
     sol = next;
-    for (int i = 0; i < n; ++i) sol.ids[i] = i;
     v = next.point;
     dir = next.searchDirection();
     vv = nv;

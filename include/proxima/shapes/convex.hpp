@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "proxima/core/status.hpp"
+#include "proxima/core/tolerances.hpp"
 #include "proxima/core/types.hpp"
 
 namespace proxima {
@@ -173,7 +174,7 @@ class Polytope {
     const auto& v = data_->vertices;
     const int n = static_cast<int>(v.size());
     const bool climb = hint.mode == SupportMode::HillClimb ||
-                       (hint.mode == SupportMode::Auto && n >= kHillClimbThreshold);
+                       (hint.mode == SupportMode::Auto && n >= tol::kHillClimbMinVertices);
     if (climb) {
       // Start from the last support vertex (warm start) unless the axis seed for d is already
       // higher: after a large turn of d (overlapping bodies, cold queries) that avoids long walks.
@@ -208,8 +209,6 @@ class Polytope {
   /// On the edge graph of a convex polytope a local maximum is global, and strict improvement
   /// guarantees termination.
   [[nodiscard]] int hillClimb(const Vec3& d, int start) const;
-
-  static constexpr int kHillClimbThreshold = 32;  // == tol::kHillClimbMinVertices
 
  private:
   std::shared_ptr<const PolytopeData> data_;
