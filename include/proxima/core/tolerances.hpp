@@ -36,6 +36,19 @@ inline constexpr int kGjkMaxRestarts = 3;
 /// converge linearly and need at most ~100 iterations to reach the relative test above.
 inline constexpr int kGjkMaxIterations = 128;
 
+/// GJK-TD expansion (Descantes 2019 Alg. 3): stop when the support value along the closest face's
+/// normal exceeds the face's plane distance by <= kEpaRelative x scale (scale = largest |vertex| of
+/// the expanded polytope). Polytopes normally end earlier and exactly (no support point strictly
+/// beyond the face by the exact orient3d predicate); this bounds curved shapes, whose polytope
+/// only approaches the surface.
+inline constexpr Real kEpaRelative = 1e-12;
+
+/// Cap on GJK-TD expansions (reported as MaxIterations, never silent). Polytopes need a handful
+/// (4 in Descantes' Fig. 9); the cap and the capacity below bound curved shapes.
+inline constexpr int kEpaMaxExpansions = 250;
+/// Vertex capacity of the expanded polytope (fixed arrays: no allocation per query).
+inline constexpr int kEpaMaxVertices = kEpaMaxExpansions + 8;
+
 /// Polytope construction: points closer than kHullMergeRelative x extent are merged before Qhull
 /// (near-duplicates make it emit non-convex facets); a cloud within kHullFlatRelative x extent of a
 /// plane (line) is treated as flat (a needle).

@@ -1,0 +1,1 @@
+// manifold (being written)
