@@ -56,6 +56,22 @@ int exactSignOrient2(Real ak, Real al, Real bk, Real bl, Real ck, Real cl) {
   return sgn(e);
 }
 
+int exactOrient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+  const Vec3 u = b - a, v = c - a, w = d - a;
+  const Real det = det3(u, v, w);
+  // The differences carry one rounding each (u, v, w within 1u relative) on top of det3's own
+  // error; 16u of the permanent covers both (Shewchuk's orient3d bound is (7 + 56u)u).
+  const Real bound = 16.0 * tol::kEps * det3Magnitude(u, v, w);
+  if (det > bound) return 1;
+  if (det < -bound) return -1;
+  ++gFallbacks;
+  const mpq_class ux = q(b.x()) - q(a.x()), uy = q(b.y()) - q(a.y()), uz = q(b.z()) - q(a.z());
+  const mpq_class vx = q(c.x()) - q(a.x()), vy = q(c.y()) - q(a.y()), vz = q(c.z()) - q(a.z());
+  const mpq_class wx = q(d.x()) - q(a.x()), wy = q(d.y()) - q(a.y()), wz = q(d.z()) - q(a.z());
+  const mpq_class e = ux * (vy * wz - vz * wy) - vx * (uy * wz - uz * wy) + wx * (uy * vz - uz * vy);
+  return sgn(e);
+}
+
 TetraSigns exactTetraSigns(const Vec3& s1, const Vec3& s2, const Vec3& s3, const Vec3& s4) {
   // Cofactors along the row of ones of M (Montanari Eq. 3.6).
   const Real c[4] = {-det3(s2, s3, s4), det3(s1, s3, s4), -det3(s1, s2, s4), det3(s1, s2, s3)};

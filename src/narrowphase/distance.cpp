@@ -1,36 +1,15 @@
 #include "proxima/narrowphase/distance.hpp"
 
 #include "proxima/core/tolerances.hpp"
+#include "cores.hpp"
 
 #include <cmath>
 #include <limits>
 #include <variant>
 
 namespace proxima {
-namespace {
-
-// Non-owning polytope view so the core variant stays cheap to build per query.
-struct PolytopeRef {
-  const Polytope* p;
-  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const { return p->support(d, h); }
-};
-
-using Core = std::variant<Point, Segment, Triangle, Tetrahedron, Ellipsoid, Box, Cylinder, Cone, PolytopeRef>;
-
-Core coreOf(const Shape& s) {
-  return std::visit(
-      [](const auto& g) -> Core {
-        using G = std::decay_t<decltype(g)>;
-        if constexpr (std::is_same_v<G, Sphere>) return Point{};
-        else if constexpr (std::is_same_v<G, Capsule>)
-          return Segment{Vec3(0, 0, -g.halfLength), Vec3(0, 0, g.halfLength)};
-        else if constexpr (std::is_same_v<G, Polytope>) return PolytopeRef{&g};
-        else return g;
-      },
-      s.geometry());
-}
-
-}  // namespace
+using detail::Core;
+using detail::coreOf;
 
 std::optional<std::string> validatePose(const Transform& pose) {
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");

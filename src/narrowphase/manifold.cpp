@@ -1,1 +1,7 @@
-// manifold (being written)
+#include "manifold.hpp"
+
+namespace proxima::detail {
+void buildManifold(const Shape&, const Transform&, const Shape&, const Transform&, ContactResult& r) {
+  singlePointManifold(r);
+}
+}  // namespace proxima::detail

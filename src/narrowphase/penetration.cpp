@@ -1,14 +1,96 @@
-// Placeholder (being written).
 #include "proxima/narrowphase/penetration.hpp"
+
+#include <cmath>
+#include <variant>
+
+#include "cores.hpp"
+#include "gjk_td.hpp"
+#include "manifold.hpp"
+#include "proxima/narrowphase/common_plane.hpp"
+#include "proxima/narrowphase/distance.hpp"
+
 namespace proxima {
+
 std::string_view toString(PenetrationMethod m) {
   switch (m) {
     case PenetrationMethod::GjkTd: return "gjk-td";
     case PenetrationMethod::Nezami: return "nezami";
     case PenetrationMethod::Cundall: return "cundall";
   }
-  return "?";
+  return "unknown";
 }
-ContactResult contact(const Shape&, const Transform&, const Shape&, const Transform&, const PenetrationOptions&, ContactCache*) { return {}; }
-ContactResult contact(const ContactInput& in, ContactCache* c) { return contact(*in.a, in.poseA, *in.b, in.poseB, in.options, c); }
+
+namespace detail {
+ExpandingPolytope& scratchPolytope() {
+  thread_local ExpandingPolytope p;
+  return p;
 }
+}  // namespace detail
+
+namespace {
+
+ContactResult invalid(std::string message) {
+  ContactResult r;
+  r.status = Status::InvalidInput;
+  r.message = std::move(message);
+  return r;
+}
+
+// Cores apart or overlapping: move the witnesses out to the surfaces and add the radii
+// (ARCHITECTURE.md "A shape is a core plus a radius"; the issue: no expansion when the cores are apart).
+void addRadii(ContactResult& r, Real ra, Real rb) {
+  if (ra == 0 && rb == 0) return;
+  if (r.status != Status::Separated && r.status != Status::Overlapping && r.status != Status::MaxIterations) return;
+  const Vec3 n = r.normal;
+  if (n.squaredNorm() > 0) {
+    r.witnessA += ra * n;
+    r.witnessB -= rb * n;
+  }
+  r.distance -= ra + rb;
+  r.lowerBound -= ra + rb;
+  if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
+}
+
+}  // namespace
+
+ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
+                      const PenetrationOptions& options, ContactCache* cache) {
+  if (auto m = a.validate()) return invalid("a: " + *m);
+  if (auto m = b.validate()) return invalid("b: " + *m);
+  if (auto m = validatePose(poseA)) return invalid("a: " + *m);
+  if (auto m = validatePose(poseB)) return invalid("b: " + *m);
+
+  ContactResult r;
+  if (options.method != PenetrationMethod::GjkTd) {
+    // Descantes' common-plane methods work on the vertices, faces and edges of two polyhedra.
+    auto fa = polyhedronFeatures(a, poseA);
+    if (!fa) return invalid("a: " + fa.message());
+    auto fb = polyhedronFeatures(b, poseB);
+    if (!fb) return invalid("b: " + fb.message());
+    r = options.method == PenetrationMethod::Nezami ? revisedNezami(fa.value(), fb.value())
+                                                    : revisedCundall(fa.value(), fb.value());
+    r.method = options.method;
+  } else {
+    const detail::Core ca = detail::coreOf(a), cb = detail::coreOf(b);
+    r = std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cache); },
+                   ca, cb);
+    addRadii(r, a.totalRadius(), b.totalRadius());
+  }
+  if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
+  r.depth = r.distance < 0 ? -r.distance : 0;
+  r.contactPoint = 0.5 * (r.witnessA + r.witnessB);
+  r.contactCount = 0;
+  if (r.distance <= 0) {
+    if (options.manifold) detail::buildManifold(a, poseA, b, poseB, r);
+    else detail::singlePointManifold(r);
+  }
+  return r;
+}
+
+ContactResult contact(const ContactInput& in, ContactCache* cache) {
+  if (!in.a) return invalid("a: no shape given");
+  if (!in.b) return invalid("b: no shape given");
+  return contact(*in.a, in.poseA, *in.b, in.poseB, in.options, cache);
+}
+
+}  // namespace proxima

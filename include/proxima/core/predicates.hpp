@@ -26,6 +26,11 @@ int exactSignDet3(const Vec3& a, const Vec3& b, const Vec3& c);
 /// Exact sign of orient2(...). Inputs must be finite.
 int exactSignOrient2(Real ak, Real al, Real bk, Real bl, Real ck, Real cl);
 
+/// Exact sign of the orientation of d relative to the plane of (a, b, c): sign of
+/// det[b - a, c - a, d - a], positive when d lies on the side of (b - a) x (c - a). A filter with a
+/// bound on the rounded differences decides most cases; GMP decides the rest. Inputs must be finite.
+int exactOrient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
+
 /// Exact signs for Signed Volumes S3D: the four cofactors C_{4,j} of M (Eq. 3.5-3.6) and det M.
 /// cof[j] = (-1)^(4+j) det(the three vertices other than j); det M = sum of the cofactors.
 struct TetraSigns {

@@ -1,0 +1,41 @@
+// Private: the core of a runtime shape (ARCHITECTURE.md "A shape is a core plus a radius"):
+// spheres are inflated points, capsules inflated segments; everything else is its own core.
+// Shared by the distance and the contact queries so both see exactly the same geometry.
+#pragma once
+
+#include <type_traits>
+#include <variant>
+
+#include "proxima/shapes/shape.hpp"
+
+namespace proxima::detail {
+
+// Non-owning polytope view so the core variant stays cheap to build per query.
+struct PolytopeRef {
+  const Polytope* p;
+  [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const { return p->support(d, h); }
+};
+
+using Core = std::variant<Point, Segment, Triangle, Tetrahedron, Ellipsoid, Box, Cylinder, Cone, PolytopeRef>;
+
+inline Core coreOf(const Shape& s) {
+  return std::visit(
+      [](const auto& g) -> Core {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, Sphere>) return Point{};
+        else if constexpr (std::is_same_v<G, Capsule>)
+          return Segment{Vec3(0, 0, -g.halfLength), Vec3(0, 0, g.halfLength)};
+        else if constexpr (std::is_same_v<G, Polytope>) return PolytopeRef{&g};
+        else return g;
+      },
+      s.geometry());
+}
+
+/// Cores whose CSO with another polyhedral core is a polytope (finite vertex set): GJK-TD ends
+/// exactly on them and the final facet can be re-fitted from all of its vertices.
+template <class C>
+inline constexpr bool kPolyhedralCore =
+    std::is_same_v<C, Point> || std::is_same_v<C, Segment> || std::is_same_v<C, Triangle> ||
+    std::is_same_v<C, Tetrahedron> || std::is_same_v<C, Box> || std::is_same_v<C, PolytopeRef>;
+
+}  // namespace proxima::detail

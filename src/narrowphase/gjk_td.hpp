@@ -1,0 +1,498 @@
+// Private: GJK-TD, the expanding-polytope penetration query of Descantes, Tricoire & Richard (2019)
+// §3.2, Algorithm 3, on two support-mapped cores (no radii), in the local frame of body A.
+//
+// Departures from the printed algorithm, each for robustness (digest notes (a)-(h)):
+//  - the polytope stays convex: a new support point E replaces every face it sees (decided by the
+//    exact orient3d predicate), not only the closest one. When E sees only the closest face this is
+//    the paper's 3-face "tent"; otherwise the paper's step could leave a non-convex polytope whose
+//    face planes no longer bound the depth from below (note (g)).
+//  - a face is accepted when E is not strictly beyond it (exactly) or beyond it by at most
+//    tol::kEpaRelative x scale (note (c)); the closest face's plane distance is then a certified
+//    lower bound and the support value along its normal an upper bound on the depth.
+//  - barycentrics from area ratios in the face plane (note (d)), not D = det[OS1 OS2 OS3], which
+//    vanishes for touching bodies.
+//  - GJK simplices of 1-3 points are blown up to a tetrahedron (note (e)); flat CSOs (both bodies
+//    flat and coplanar, or degenerate) report depth 0.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cores.hpp"
+#include "proxima/core/predicates.hpp"
+#include "proxima/narrowphase/gjk.hpp"
+#include "proxima/narrowphase/penetration.hpp"
+
+namespace proxima::detail {
+
+/// Convex polytope inside the CSO A - B, grown by support points (beneath-beyond insertion with
+/// exact visibility). Fixed capacity: no allocation per query.
+class ExpandingPolytope {
+ public:
+  static constexpr int kMaxV = tol::kEpaMaxVertices;
+  static constexpr int kMaxF = 2 * kMaxV;
+
+  struct Face {
+    int v[3];
+    int adj[3];  ///< adj[i]: face across the edge v[i] -> v[i+1]
+    Vec3 n;      ///< outward unit normal
+    Real d;      ///< plane distance from the origin, n·y[v[0]] (negative: origin outside)
+    bool alive;
+  };
+
+  Vec3 y[kMaxV];   ///< CSO points, A's frame
+  Vec3 pa[kMaxV];  ///< A's support points, A's frame
+  Vec3 lb[kMaxV];  ///< B's support points, B's own frame (exactly as returned)
+  int nv = 0;
+  Face f[kMaxF];
+  int nf = 0;  ///< face slots used (alive or free)
+  Real scale2 = 0;
+
+  int addVertex(const Vec3& yy, const Vec3& a, const Vec3& b) {
+    if (nv >= kMaxV) return -1;
+    y[nv] = yy, pa[nv] = a, lb[nv] = b;
+    scale2 = std::max(scale2, yy.squaredNorm());
+    return nv++;
+  }
+
+  [[nodiscard]] Real scale() const { return std::sqrt(scale2); }
+
+  /// Empties the polytope (the scratch arrays keep their stamps; they wrap safely).
+  void reset() {
+    nv = 0, nf = 0, scale2 = 0, freeCount_ = 0;
+    if (stamp_ > (1 << 28)) {
+      stamp_ = 0;
+      std::fill(std::begin(state_), std::end(state_), 0);
+      std::fill(std::begin(startStamp_), std::end(startStamp_), 0);
+      std::fill(std::begin(endStamp_), std::end(endStamp_), 0);
+      std::fill(std::begin(mark), std::end(mark), 0);
+      markStamp = 0;
+    }
+  }
+
+  /// Scratch marks for callers (vertex sets), valid while mark[i] == markStamp.
+  int mark[kMaxV] = {};
+  int markStamp = 0;
+
+  /// Strictly beyond the plane of face k (exact).
+  [[nodiscard]] bool sees(int vertex, int k) const {
+    const Face& g = f[k];
+    return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], y[vertex]) > 0;
+  }
+
+  /// Tetrahedron from four affinely independent vertices (any orientation).
+  void buildTetrahedron(int i0, int i1, int i2, int i3) {
+    if (exactOrient3d(y[i0], y[i1], y[i2], y[i3]) > 0) std::swap(i1, i2);
+    nf = 0;
+    freeCount_ = 0;
+    const int t[4][3] = {{i0, i1, i2}, {i0, i3, i1}, {i1, i3, i2}, {i2, i3, i0}};
+    for (const auto& tri : t) makeFace(tri[0], tri[1], tri[2]);
+    for (int a = 0; a < 4; ++a)
+      for (int i = 0; i < 3; ++i) {
+        const int u = f[a].v[i], w = f[a].v[(i + 1) % 3];
+        for (int b = 0; b < 4; ++b)
+          if (b != a && hasEdge(b, w, u) >= 0) f[a].adj[i] = b;
+      }
+  }
+
+  /// Index of a face that vertex sees strictly, or -1 (vertex inside or on the polytope).
+  [[nodiscard]] int findVisibleFace(int vertex) const {
+    for (int k = 0; k < nf; ++k)
+      if (f[k].alive && sees(vertex, k)) return k;
+    return -1;
+  }
+
+  /// Alive face with the smallest plane distance, or -1.
+  [[nodiscard]] int closestFace() const {
+    int best = -1;
+    Real bd = std::numeric_limits<Real>::infinity();
+    for (int k = 0; k < nf; ++k)
+      if (f[k].alive && f[k].d < bd) bd = f[k].d, best = k;
+    return best;
+  }
+
+  /// Adds `vertex` to the hull: removes every face it sees (starting from `start`, which it must
+  /// see) and stitches the horizon to it. False when capacity runs out or the horizon is not a
+  /// simple cycle (cannot happen with exact predicates; checked anyway).
+  bool insert(int vertex, int start) {
+    ++stamp_;
+    int stack[kMaxF];
+    int top = 0;
+    stack[top++] = start;
+    state_[start] = stamp_ * 2 + 1;  // visible
+    int horizonCount = 0;
+    while (top > 0) {
+      const int k = stack[--top];
+      for (int i = 0; i < 3; ++i) {
+        const int g = f[k].adj[i];
+        if (state_[g] == stamp_ * 2 + 1) continue;
+        bool visible = false;
+        if (state_[g] != stamp_ * 2) {
+          visible = sees(vertex, g);
+          state_[g] = visible ? stamp_ * 2 + 1 : stamp_ * 2;
+        }
+        if (visible) {
+          stack[top++] = g;
+        } else {
+          if (horizonCount >= kMaxV) return false;
+          horizon_[horizonCount++] = {f[k].v[i], f[k].v[(i + 1) % 3], g};
+        }
+      }
+    }
+    // Free the visible faces.
+    for (int k = 0; k < nf; ++k)
+      if (f[k].alive && state_[k] == stamp_ * 2 + 1) f[k].alive = false, free_[freeCount_++] = k;
+    // New faces (u, v, vertex) on each horizon edge u -> v, linked to the outside face and to each
+    // other through the horizon vertices.
+    for (int h = 0; h < horizonCount; ++h) {
+      const Horizon& e = horizon_[h];
+      const int k = makeFace(e.u, e.v, vertex);
+      if (k < 0) return false;
+      f[k].adj[0] = e.outside;
+      const int j = hasEdge(e.outside, e.v, e.u);
+      if (j < 0) return false;
+      f[e.outside].adj[j] = k;
+      if (startStamp_[e.u] == stamp_ || endStamp_[e.v] == stamp_) return false;  // not a simple cycle
+      startStamp_[e.u] = stamp_, startAt_[e.u] = k;
+      endStamp_[e.v] = stamp_, endAt_[e.v] = k;
+    }
+    for (int h = 0; h < horizonCount; ++h) {
+      const Horizon& e = horizon_[h];
+      if (startStamp_[e.v] != stamp_ || endStamp_[e.u] != stamp_) return false;
+      const int k = startAt_[e.u];
+      f[k].adj[1] = startAt_[e.v];  // edge v -> vertex, shared with the face starting at v
+      f[k].adj[2] = endAt_[e.u];    // edge vertex -> u, shared with the face ending at u
+    }
+    return true;
+  }
+
+ private:
+  struct Horizon {
+    int u, v, outside;
+  };
+  int free_[kMaxF];
+  int freeCount_ = 0;
+  int state_[kMaxF] = {};
+  int stamp_ = 0;
+  Horizon horizon_[kMaxV];
+  int startAt_[kMaxV], endAt_[kMaxV];
+  int startStamp_[kMaxV] = {}, endStamp_[kMaxV] = {};
+
+  [[nodiscard]] int hasEdge(int k, int u, int w) const {
+    for (int i = 0; i < 3; ++i)
+      if (f[k].v[i] == u && f[k].v[(i + 1) % 3] == w) return i;
+    return -1;
+  }
+
+  int makeFace(int a, int b, int c) {
+    int k;
+    if (freeCount_ > 0) k = free_[--freeCount_];
+    else if (nf < kMaxF) k = nf++;
+    else return -1;
+    state_[k] = 0;
+    Face& g = f[k];
+    g.v[0] = a, g.v[1] = b, g.v[2] = c;
+    g.adj[0] = g.adj[1] = g.adj[2] = -1;
+    g.alive = true;
+    Vec3 n = (y[b] - y[a]).cross(y[c] - y[a]);
+    const Real len = n.norm();
+    if (len > 0 && std::isfinite(len)) {
+      n /= len;
+      g.n = n;
+      // Plane distance from the vertex nearest the origin (least cancellation).
+      g.d = (n.dot(y[a]) + n.dot(y[b]) + n.dot(y[c])) / 3.0;
+    } else {
+      g.n = Vec3::Zero();
+      g.d = std::numeric_limits<Real>::infinity();  // zero-area in floating point: never chosen
+    }
+    return k;
+  }
+};
+
+/// Per-thread scratch polytope (~60 kB; one per thread, shared by every shape pair).
+ExpandingPolytope& scratchPolytope();
+
+/// λ of the projection p of the origin on triangle (a, b, c) with unit normal n, by area ratios in
+/// the plane (Descantes Eqs. 8-10 rewritten; stays regular as the depth goes to zero).
+inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n, const Vec3& p, Real lam[3]) {
+  const Real total = n.dot((b - a).cross(c - a));
+  lam[0] = n.dot((b - p).cross(c - p)) / total;
+  lam[1] = n.dot((c - p).cross(a - p)) / total;
+  lam[2] = 1.0 - lam[0] - lam[1];
+}
+
+/// GJK followed by GJK-TD on two cores. Radii are handled by the caller.
+template <class SA, class SB>
+ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Transform& poseB,
+                    const PenetrationOptions& opt, ContactCache* cache) {
+  ContactCache local;
+  ContactCache& cc = cache ? *cache : local;
+  ContactResult out;
+  out.method = PenetrationMethod::GjkTd;
+  static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
+  const int gjkIterations = out.iterations;
+  if (out.status != Status::Overlapping) {
+    // Apart (or GJK stopped early with a positive distance): no expansion.
+    out.depth = 0;
+    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    cc.hasFace = false;
+    return out;
+  }
+
+  // B relative to A, exactly as GJK computes it.
+  const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
+  const Vec3 t = mulMatT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
+  SupportHint hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
+
+  ExpandingPolytope& P = scratchPolytope();
+  P.reset();
+  // CSO support point along dir: s_A(dir) - s_B(-dir).
+  auto support = [&](const Vec3& dir) -> int {
+    const Vec3 sa = a.support(dir, hintA);
+    const Vec3 sb = b.support(mulMatT(R, Vec3(-dir)), hintB);
+    const Vec3 w = sa - (mulMat(R, sb) + t);
+    if (!w.allFinite()) return -2;
+    return P.addVertex(w, sa, sb);
+  };
+  auto fail = [&](Status st, const char* why) -> ContactResult& {
+    out.status = st;
+    out.message = why;
+    return out;
+  };
+  // Touching or flat CSO: depth 0 along a known normal (A's frame).
+  auto touching = [&](const Vec3& nLocal) -> ContactResult& {
+    out.status = Status::Overlapping;
+    out.distance = 0;
+    out.depth = 0;
+    out.normal = poseA.rotate(nLocal);
+    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    out.iterations = gjkIterations;
+    cc.hasFace = false;
+    return out;
+  };
+
+  // --- Initial tetrahedron from GJK's simplex (note (e): blow up 1-3 points). ---
+  int ids[4];
+  int count = 0;
+  for (int i = 0; i < cc.gjk.size; ++i) {
+    const Vec3 w = cc.gjk.localA[i] - (mulMat(R, cc.gjk.localB[i]) + t);
+    bool dup = false;
+    for (int k = 0; k < count; ++k) dup = dup || P.y[ids[k]] == w;
+    if (!dup) ids[count++] = P.addVertex(w, cc.gjk.localA[i], cc.gjk.localB[i]);
+  }
+  if (count == 4 && exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[ids[3]]) == 0) {
+    // Flat tetrahedron: keep the three points spanning the largest triangle.
+    int drop = 0;
+    Real bestArea = -1;
+    for (int k = 0; k < 4; ++k) {
+      int o[3], m = 0;
+      for (int j = 0; j < 4; ++j)
+        if (j != k) o[m++] = ids[j];
+      const Real area = (P.y[o[1]] - P.y[o[0]]).cross(P.y[o[2]] - P.y[o[0]]).squaredNorm();
+      if (area > bestArea) bestArea = area, drop = k;
+    }
+    for (int k = drop; k < 3; ++k) ids[k] = ids[k + 1];
+    count = 3;
+  }
+  if (count == 0) {
+    const int s = support(Vec3::UnitX());
+    if (s < 0) return fail(Status::Degenerate, "non-finite support point");
+    ids[count++] = s;
+  }
+  if (count == 1) {
+    const Vec3 dirs[6] = {Vec3::UnitX(), -Vec3::UnitX(), Vec3::UnitY(), -Vec3::UnitY(), Vec3::UnitZ(), -Vec3::UnitZ()};
+    for (const Vec3& d : dirs) {
+      const int s = support(d);
+      if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+      if (s >= 0 && P.y[s] != P.y[ids[0]]) {
+        ids[count++] = s;
+        break;
+      }
+    }
+    if (count == 1) return touching(Vec3::UnitX());  // the CSO is a single point: both bodies are points
+  }
+  if (count == 2) {
+    const Vec3 u = P.y[ids[1]] - P.y[ids[0]];
+    int k = 0;
+    const Vec3 au = u.cwiseAbs();
+    if (au.y() < au[k]) k = 1;
+    if (au.z() < au[k]) k = 2;
+    const Vec3 d1 = u.cross(Vec3::Unit(k)).normalized();
+    const Vec3 d2 = u.cross(d1).normalized();
+    const Vec3 dirs[4] = {d1, -d1, d2, -d2};
+    for (const Vec3& d : dirs) {
+      const int s = support(d);
+      if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+      if (s >= 0 && (P.y[s] - P.y[ids[0]]).cross(u).squaredNorm() > 0) {
+        ids[count++] = s;
+        break;
+      }
+    }
+    if (count == 2) return touching(d1);  // the CSO is a segment
+  }
+  int extra = -1;  // a fifth point making a bipyramid around a GJK triangle
+  if (count == 3) {
+    const Vec3 n = (P.y[ids[1]] - P.y[ids[0]]).cross(P.y[ids[2]] - P.y[ids[0]]);
+    const int sp = support(n), sm = support(-n);
+    if (sp == -2 || sm == -2) return fail(Status::Degenerate, "non-finite support point");
+    const int op = sp >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sp]) : 0;
+    const int om = sm >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sm]) : 0;
+    if (op > 0 && om < 0) ids[count++] = sp, extra = sm;
+    else if (op > 0) ids[count++] = sp;
+    else if (om < 0) ids[count++] = sm;
+    else {
+      // The CSO lies in the triangle's plane: depth 0 along its normal.
+      Vec3 nn = n.normalized();
+      if (nn.dot(P.y[ids[0]]) < 0) nn = -nn;
+      return touching(nn);
+    }
+  }
+  P.buildTetrahedron(ids[0], ids[1], ids[2], ids[3]);
+  if (extra >= 0) {
+    const int k = P.findVisibleFace(extra);
+    if (k >= 0 && !P.insert(extra, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+  }
+  // Warm start: the previous closest face and the support point along the previous normal, both
+  // re-evaluated under the current poses, seed the polytope near the answer.
+  if (cc.hasFace) {
+    for (int i = 0; i < cc.faceSize; ++i) {
+      const Vec3 w = cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t);
+      const int s = P.addVertex(w, cc.faceA[i], cc.faceB[i]);
+      if (s < 0) break;
+      const int k = P.findVisibleFace(s);
+      if (k < 0) --P.nv;  // inside: drop it again
+      else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+    }
+    const int s = support(cc.normalLocalA);
+    if (s >= 0) {
+      const int k = P.findVisibleFace(s);
+      if (k < 0) --P.nv;
+      else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+    }
+  }
+
+  // --- Expansion (Algorithm 3 lines 8-28). ---
+  Status status = Status::MaxIterations;
+  int face = -1;
+  Real upper = std::numeric_limits<Real>::infinity();
+  int expansions = 0;
+  for (;;) {
+    face = P.closestFace();
+    if (face < 0) return fail(Status::Degenerate, "expanding polytope has no face");
+    const Vec3 n = P.f[face].n;
+    const int s = support(n);
+    if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+    if (s == -1) break;  // capacity: MaxIterations with the current face
+    const Real h = n.dot(P.y[s]);
+    upper = std::min(upper, h);
+    // Location condition (line 10): E on the face, within tolerance or exactly.
+    if (!(h - P.f[face].d > opt.relTolerance * P.scale()) || !P.sees(s, face)) {
+      --P.nv;  // E adds nothing
+      status = Status::Overlapping;
+      break;
+    }
+    if (expansions >= opt.maxExpansions) {
+      --P.nv;
+      break;
+    }
+    ++expansions;
+    if (!P.insert(s, face)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+  }
+
+  // --- Read the answer off the closest face. ---
+  const auto& F = P.f[face];
+  Vec3 n = F.n;
+  Real d = F.d;
+  const Real sc = P.scale();
+  // Coplanar faces of one facet have the same plane: take the one whose triangle contains the
+  // origin's projection, so that the witness points are convex combinations.
+  int best = face;
+  Real lam[3];
+  {
+    Real worst = -std::numeric_limits<Real>::infinity();
+    for (int k = 0; k < P.nf; ++k) {
+      const auto& g = P.f[k];
+      if (!g.alive || !(g.d <= d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
+      Real l[3];
+      faceBarycentrics(P.y[g.v[0]], P.y[g.v[1]], P.y[g.v[2]], g.n, g.d * g.n, l);
+      const Real m = std::min({l[0], l[1], l[2]});
+      if (m > worst) worst = m, best = k;
+    }
+  }
+  if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
+    // Re-fit the facet's plane from all of its vertices in long double: the closest triangle can
+    // be a sliver (a large face against a small one) whose own normal carries roundoff / height.
+    int vs[ExpandingPolytope::kMaxV];
+    int m = 0;
+    int* mark = P.mark;
+    const int markStamp = ++P.markStamp;
+    for (int k = 0; k < P.nf; ++k) {
+      const auto& g = P.f[k];
+      if (!g.alive || !(std::abs(g.d - d) <= 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
+      for (int i = 0; i < 3; ++i)
+        if (mark[g.v[i]] != markStamp) mark[g.v[i]] = markStamp, vs[m++] = g.v[i];
+    }
+    using LVec = Eigen::Matrix<long double, 3, 1>;
+    auto L = [&](int i) -> LVec { return P.y[i].cast<long double>(); };
+    int i0 = vs[0], i1 = vs[0], i2 = vs[0];
+    long double far = -1;
+    for (int j = 0; j < m; ++j)
+      if (long double q = (L(vs[j]) - L(i0)).squaredNorm(); q > far) far = q, i1 = vs[j];
+    far = -1;
+    const LVec u = L(i1) - L(i0);
+    for (int j = 0; j < m; ++j)
+      if (long double q = u.cross(L(vs[j]) - L(i0)).squaredNorm(); q > far) far = q, i2 = vs[j];
+    LVec nl = u.cross(L(i2) - L(i0));
+    const long double len = nl.norm();
+    if (m >= 3 && len > 0) {
+      nl /= len;
+      if (nl.dot(n.cast<long double>()) < 0) nl = -nl;
+      long double h = -std::numeric_limits<long double>::infinity();
+      for (int j = 0; j < m; ++j) h = std::max(h, nl.dot(L(vs[j])));
+      n = nl.cast<Real>();
+      d = static_cast<Real>(h);
+    }
+  }
+  const auto& G = P.f[best];
+  faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);
+  Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
+  for (int i = 0; i < 3; ++i) {
+    za += lam[i] * P.pa[G.v[i]];
+    zb += lam[i] * (mulMat(R, P.lb[G.v[i]]) + t);
+  }
+  if (status == Status::MaxIterations) {
+    // Report the feasible (upper) value along the best normal; the plane distance stays a bound.
+    if (std::isfinite(upper)) {
+      out.lowerBound = -upper;
+      d = std::max(d, upper);
+    }
+  }
+  if (d < 0) d = 0;  // the origin on (or by rounding just outside) the polytope: touching
+  out.status = status;
+  out.distance = -d;
+  out.depth = d;
+  out.normal = poseA.rotate(n);
+  out.witnessA = poseA.apply(za);
+  out.witnessB = poseA.apply(zb);
+  out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+  if (status == Status::Overlapping) out.lowerBound = -d;
+  out.iterations = gjkIterations + expansions;
+  out.expansions = expansions;
+  out.polytopeVertices = P.nv;
+  out.simplexSize = 3;
+  for (int i = 0; i < 3; ++i) {
+    out.simplexA[i] = poseA.apply(P.pa[G.v[i]]);
+    out.simplexB[i] = poseA.apply(Vec3(mulMat(R, P.lb[G.v[i]]) + t));
+    out.lambda[i] = lam[i];
+  }
+  out.lambda[3] = 0;
+  cc.hasFace = true;
+  cc.normalLocalA = n;
+  cc.faceSize = 3;
+  for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[G.v[i]], cc.faceB[i] = P.lb[G.v[i]];
+  cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+  return out;
+}
+
+}  // namespace proxima::detail
