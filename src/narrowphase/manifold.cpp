@@ -1,7 +1,250 @@
+// Contact manifold by reference/incident face clipping (the classic polyhedral manifold of game
+// physics engines, e.g. Box2D's b2ClipPolygons in 2-D, Bullet's polyhedral clipping in 3-D).
+//
+// The penetration query gives the exact normal n (A -> B). For polyhedra in face-face or edge-face
+// contact, n is (to rounding) the outward normal of a face of A or minus that of a face of B: that
+// face is the reference face. The other body's face most opposed to it is the incident face; it is
+// clipped against the side planes of the reference face, and every clipped point below the
+// reference plane is a contact point with its own depth. Edge-edge and vertex contacts, and curved
+// shapes, keep the single contact point.
 #include "manifold.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "cores.hpp"
+
 namespace proxima::detail {
-void buildManifold(const Shape&, const Transform&, const Shape&, const Transform&, ContactResult& r) {
-  singlePointManifold(r);
+namespace {
+
+constexpr int kMaxPoly = 64;  // larger faces fall back to the single point (no allocation here)
+// A face counts as the contact face when its normal is within ~1.4e-3 rad of the contact normal.
+// GJK-TD returns face normals to ~1e-15 in face contacts, so this only separates face contacts
+// from edge-edge ones.
+constexpr Real kFaceAlignCos = 1.0 - 1e-6;
+
+struct Poly {
+  Vec3 p[kMaxPoly];
+  int n = 0;
+  Vec3 normal = Vec3::Zero();  // outward unit normal (faces only)
+  Real align = -2;             // normal · requested direction
+};
+
+// Orders coplanar points counter-clockwise about the normal m (around their centroid).
+void orderAround(Poly& f, const Vec3& m) {
+  if (f.n < 3) return;
+  Vec3 c = Vec3::Zero();
+  for (int i = 0; i < f.n; ++i) c += f.p[i];
+  c /= f.n;
+  Vec3 e1 = f.p[0] - c;
+  if (!(e1.squaredNorm() > 0)) return;
+  e1.normalize();
+  const Vec3 e2 = m.cross(e1);
+  Real ang[kMaxPoly];
+  int idx[kMaxPoly];
+  for (int i = 0; i < f.n; ++i) {
+    const Vec3 q = f.p[i] - c;
+    ang[i] = std::atan2(q.dot(e2), q.dot(e1));
+    idx[i] = i;
+  }
+  std::sort(idx, idx + f.n, [&](int a, int b) { return ang[a] < ang[b]; });
+  Vec3 tmp[kMaxPoly];
+  for (int i = 0; i < f.n; ++i) tmp[i] = f.p[idx[i]];
+  std::copy(tmp, tmp + f.n, f.p);
 }
+
+// Face of a core (local frame) whose outward normal is closest to direction d (unit); a segment
+// or a point gives its support feature with align = -2 (never a reference face).
+template <class C>
+Poly bestFace(const C& c, const Vec3& d) {
+  Poly f;
+  if constexpr (std::is_same_v<C, Point>) {
+    f.p[0] = c.p, f.n = 1;
+  } else if constexpr (std::is_same_v<C, Segment>) {
+    const Real da = d.dot(c.a), db = d.dot(c.b), len = (c.b - c.a).norm();
+    // Both ends when the segment is perpendicular to d (edge contact), else the supporting end.
+    if (std::abs(da - db) <= (1 - kFaceAlignCos) * len) f.p[0] = c.a, f.p[1] = c.b, f.n = 2;
+    else f.p[0] = da > db ? c.a : c.b, f.n = 1;
+  } else if constexpr (std::is_same_v<C, Box>) {
+    int k = 0;
+    for (int i = 1; i < 3; ++i)
+      if (std::abs(d[i]) > std::abs(d[k])) k = i;
+    const Real s = d[k] < 0 ? -1 : 1;
+    f.normal = s * Vec3::Unit(k);
+    f.align = std::abs(d[k]);
+    const int i = (k + 1) % 3, j = (k + 2) % 3;
+    const Vec3& h = c.halfExtents;
+    const Real si[4] = {1, -1, -1, 1}, sj[4] = {1, 1, -1, -1};
+    for (int q = 0; q < 4; ++q) {
+      Vec3 p;
+      p[k] = s * h[k], p[i] = si[q] * h[i], p[j] = sj[q] * h[j];
+      f.p[q] = p;
+    }
+    f.n = 4;
+    orderAround(f, f.normal);
+  } else if constexpr (std::is_same_v<C, Triangle> || std::is_same_v<C, Tetrahedron>) {
+    constexpr int nv = std::is_same_v<C, Triangle> ? 3 : 4;
+    const Vec3* v = c.v;
+    Vec3 ctr = Vec3::Zero();
+    for (int i = 0; i < nv; ++i) ctr += v[i];
+    ctr /= nv;
+    const int tris[4][3] = {{0, 1, 2}, {0, 1, 3}, {0, 2, 3}, {1, 2, 3}};
+    const int ntri = nv == 3 ? 1 : 4;
+    for (int t = 0; t < ntri; ++t) {
+      Vec3 m = (v[tris[t][1]] - v[tris[t][0]]).cross(v[tris[t][2]] - v[tris[t][0]]);
+      if (!(m.squaredNorm() > 0)) continue;
+      m.normalize();
+      if (nv == 4 && m.dot(v[tris[t][0]] - ctr) < 0) m = -m;
+      if (nv == 3 && m.dot(d) < 0) m = -m;  // a flat triangle has both sides
+      if (m.dot(d) > f.align) {
+        f.align = m.dot(d), f.normal = m, f.n = 3;
+        for (int q = 0; q < 3; ++q) f.p[q] = v[tris[t][q]];
+      }
+    }
+    orderAround(f, f.normal);
+  } else if constexpr (std::is_same_v<C, PolytopeRef>) {
+    const PolytopeData& data = c.p->data();
+    const auto& v = data.vertices;
+    if (data.dimension == 3) {
+      for (const auto& t : data.triangles) {
+        Vec3 m = (v[t[1]] - v[t[0]]).cross(v[t[2]] - v[t[0]]);
+        const Real len = m.norm();
+        if (!(len > 0)) continue;
+        m /= len;
+        if (m.dot(d) > f.align) f.align = m.dot(d), f.normal = m;
+      }
+    } else if (data.dimension == 2 && v.size() >= 3) {
+      Vec3 m = (v[1] - v[0]).cross(v[2] - v[0]).normalized();
+      if (m.dot(d) < 0) m = -m;
+      f.align = m.dot(d), f.normal = m;
+    }
+    if (f.align > -2) {
+      // The merged facet: every hull vertex on the plane (Qhull fans merged facets into triangles).
+      Real h = -INFINITY, ext = 0;
+      for (const Vec3& q : v) h = std::max(h, f.normal.dot(q)), ext = std::max(ext, q.norm());
+      const Real tolPlane = 1e-9 * ext;
+      for (const Vec3& q : v)
+        if (f.normal.dot(q) >= h - tolPlane) {
+          if (f.n == kMaxPoly) return Poly{};  // too large: single point
+          f.p[f.n++] = q;
+        }
+      orderAround(f, f.normal);
+    } else {
+      // Segment or point polytope: its supporting feature.
+      SupportHint hint;
+      f.p[0] = c.p->support(d, hint), f.n = 1;
+    }
+  }
+  // Ellipsoids, cylinders, cones: no faces (f.n == 0).
+  return f;
+}
+
+void toWorld(Poly& f, const Transform& pose) {
+  for (int i = 0; i < f.n; ++i) f.p[i] = pose.apply(f.p[i]);
+  f.normal = pose.rotate(f.normal);
+}
+
+// Sutherland-Hodgman: keeps the part of polygon `in` inside the prism over the convex polygon
+// `ref` (counter-clockwise about m).
+int clip(const Poly& ref, const Vec3& m, const Vec3* in, int nin, Vec3* out) {
+  Vec3 buf[2][2 * kMaxPoly + 8];
+  int n = std::min(nin, 2 * kMaxPoly);
+  std::copy(in, in + n, buf[0]);
+  int cur = 0;
+  for (int e = 0; e < ref.n && n > 0; ++e) {
+    const Vec3& a = ref.p[e];
+    const Vec3& b = ref.p[(e + 1) % ref.n];
+    const Vec3 inward = m.cross(b - a);  // points into the polygon for CCW order
+    const Vec3* src = buf[cur];
+    Vec3* dst = buf[1 - cur];
+    int m2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const Vec3& p = src[i];
+      const Vec3& q = src[(i + 1) % n];
+      const Real dp = inward.dot(p - a), dq = inward.dot(q - a);
+      if (dp >= 0 && m2 < 2 * kMaxPoly + 8) dst[m2++] = p;
+      if ((dp >= 0) != (dq >= 0) && m2 < 2 * kMaxPoly + 8) dst[m2++] = p + (q - p) * (dp / (dp - dq));
+    }
+    n = std::min(m2, 2 * kMaxPoly);
+    cur = 1 - cur;
+  }
+  std::copy(buf[cur], buf[cur] + n, out);
+  return n;
+}
+
+// Keeps at most 4 points: the deepest, the one farthest from it, then the two that span the
+// largest areas on either side (the usual reduction that preserves the support polygon).
+int reduceToFour(ContactPoint* pts, int n, const Vec3& m) {
+  if (n <= 4) return n;
+  int a = 0;
+  for (int i = 1; i < n; ++i)
+    if (pts[i].depth > pts[a].depth) a = i;
+  int b = a == 0 ? 1 : 0;
+  for (int i = 0; i < n; ++i)
+    if ((pts[i].point - pts[a].point).squaredNorm() > (pts[b].point - pts[a].point).squaredNorm()) b = i;
+  int c = -1, d = -1;
+  Real cMax = 0, dMin = 0;
+  for (int i = 0; i < n; ++i) {
+    const Real s = m.dot((pts[b].point - pts[a].point).cross(pts[i].point - pts[a].point));
+    if (s > cMax) cMax = s, c = i;
+    if (s < dMin) dMin = s, d = i;
+  }
+  ContactPoint keep[4];
+  int k = 0;
+  keep[k++] = pts[a], keep[k++] = pts[b];
+  if (c >= 0) keep[k++] = pts[c];
+  if (d >= 0) keep[k++] = pts[d];
+  std::copy(keep, keep + k, pts);
+  return k;
+}
+
+}  // namespace
+
+void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r) {
+  singlePointManifold(r);
+  const Vec3 n = r.normal;
+  if (!(n.squaredNorm() > 0.5)) return;
+  const Core ca = coreOf(a), cb = coreOf(b);
+  Poly fa = std::visit([&](const auto& c) { return bestFace(c, poseA.rotateInverse(n)); }, ca);
+  Poly fb = std::visit([&](const auto& c) { return bestFace(c, poseB.rotateInverse(Vec3(-n))); }, cb);
+  if (fa.n == 0 || fb.n == 0) return;
+  toWorld(fa, poseA);
+  toWorld(fb, poseB);
+  const bool refIsA = fa.align >= fb.align;
+  const Poly& ref = refIsA ? fa : fb;
+  const Poly& inc = refIsA ? fb : fa;
+  if (ref.n < 3 || !(ref.align >= kFaceAlignCos)) return;  // edge-edge or vertex contact
+  const Real rRef = refIsA ? a.totalRadius() : b.totalRadius();
+  const Real rInc = refIsA ? b.totalRadius() : a.totalRadius();
+
+  Vec3 clipped[2 * kMaxPoly + 8];
+  int m;
+  if (inc.n == 1) clipped[0] = inc.p[0], m = 1;
+  else m = clip(ref, ref.normal, inc.p, inc.n, clipped);
+  if (inc.n == 1) {
+    // A single incident vertex: inside the reference face or not, it is the single point.
+    return;
+  }
+  const Vec3& mm = ref.normal;
+  const Real h = mm.dot(ref.p[0]);
+  ContactPoint pts[2 * kMaxPoly + 8];
+  int k = 0;
+  const Real slack = 1e-12 * std::max<Real>(1, std::abs(h));
+  for (int i = 0; i < m; ++i) {
+    const Real coreDepth = h - mm.dot(clipped[i]);
+    const Real depth = coreDepth + rRef + rInc;
+    if (depth < -slack) continue;
+    // Clipping a 2-point "polygon" (an edge) yields each crossing twice.
+    bool dup = false;
+    for (int j = 0; j < k && !dup; ++j) dup = (pts[j].point - (clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm)).squaredNorm() <= slack * slack;
+    if (dup) continue;
+    pts[k++] = {clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm, std::max<Real>(depth, 0)};
+  }
+  if (k == 0) return;  // rounding: keep the single point
+  k = reduceToFour(pts, k, mm);
+  r.contactCount = k;
+  std::copy(pts, pts + k, r.contacts);
+}
+
 }  // namespace proxima::detail
