@@ -1,6 +1,8 @@
 // `proxima` command-line program. Subcommands:
 //   proxima distance [PAIR.json]            one pair -> one JSON result (built-in example if none)
 //   proxima distance --batch FILE|-         JSON lines in, one result per line out, in order
+//   proxima contact  [PAIR.json | --batch FILE|-] [--method gjk-td|nezami|cundall]
+//                                           same input; adds depth, contact point and manifold
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +11,7 @@
 
 #include "proxima/io/shape_json.hpp"
 #include "proxima/narrowphase/distance.hpp"
+#include "proxima/narrowphase/penetration.hpp"
 
 namespace {
 
@@ -26,8 +29,21 @@ const char* kBuiltInPairs[] = {
         "b": {"type": "capsule", "radius": 0.2, "half_length": 1, "position": [2,2,2]}})",
 };
 
+// Overlapping pairs for `proxima contact` without input: stacked boxes (face-face, 4-point
+// manifold), a rotated box on a box (edge-face), and a sphere sunk into a box.
+const char* kBuiltInContactPairs[] = {
+    R"({"id": "stacked-boxes", "a": {"type": "box", "half_extents": [1,1,1]},
+        "b": {"type": "box", "half_extents": [0.5,0.5,0.5], "position": [0.2,-0.1,1.49]}})",
+    R"({"id": "edge-on-face", "a": {"type": "box", "half_extents": [1,1,1]},
+        "b": {"type": "box", "half_extents": [0.5,0.5,0.5], "position": [0,0,1.68],
+              "orientation": [0.9238795325112867, 0.3826834323650898, 0, 0]}})",
+    R"({"id": "sphere-in-box", "a": {"type": "box", "half_extents": [1,1,1]}, "b": {"type": "sphere", "radius": 0.5, "position": [0.3,0.2,1.2]}})",
+};
+
 struct QueryOptions {
+  bool contact = false;  // `proxima contact` instead of `proxima distance`
   GjkOptions gjk;
+  PenetrationMethod method = PenetrationMethod::GjkTd;
 };
 
 json runPair(const json& j, const std::string& baseDir, io::MeshCache& meshes, const QueryOptions& q) {
@@ -35,8 +51,15 @@ json runPair(const json& j, const std::string& baseDir, io::MeshCache& meshes, c
   auto pair = io::parsePair(j, baseDir, &meshes);
   if (!pair) return io::invalidInputJson(pair.message(), id);
   const auto& p = pair.value();
-  const DistanceResult r = distance(p.a.shape, p.a.pose, p.b.shape, p.b.pose, q.gjk);
-  json out = io::toJson(r);
+  json out;
+  if (q.contact) {
+    PenetrationOptions po;
+    po.gjk = q.gjk;
+    po.method = q.method;
+    out = io::toJson(contact(p.a.shape, p.a.pose, p.b.shape, p.b.pose, po));
+  } else {
+    out = io::toJson(distance(p.a.shape, p.a.pose, p.b.shape, p.b.pose, q.gjk));
+  }
   if (!p.id.is_null()) out["id"] = p.id;
   return out;
 }
@@ -60,56 +83,33 @@ int runBatch(std::istream& in, const std::string& baseDir, const QueryOptions& q
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"proxima: distance queries and contact detection between convex bodies"};
-  app.require_subcommand(1);
-
-  auto* dist = app.add_subcommand("distance", "Distance between two convex shapes (JSON in, JSON out)");
-  std::string pairFile, batchFile, sub = "signed-volumes", support = "auto";
-  bool exact = false, noBackup = false;
-  dist->add_option("pair", pairFile, "JSON file with {\"a\": SHAPE, \"b\": SHAPE}; built-in examples if omitted");
-  dist->add_option("--batch", batchFile, "JSON-lines file of pairs ('-' for standard input)");
-  dist->add_option("--sub-algorithm", sub, "signed-volumes (default) or johnson")
-      ->check(CLI::IsMember({"signed-volumes", "johnson"}));
-  dist->add_flag("--exact-signs", exact, "Signed Volumes with exact determinant signs");
-  dist->add_flag("--no-backup", noBackup, "Johnson without the Backup procedure");
-  dist->add_option("--support", support, "polytope support: auto, brute-force or hill-climb")
-      ->check(CLI::IsMember({"auto", "brute-force", "hill-climb"}));
-
-  CLI11_PARSE(app, argc, argv);
-
-  QueryOptions q;
-  q.gjk.subAlgorithm = sub == "johnson" ? SubAlgorithm::Johnson : SubAlgorithm::SignedVolumes;
-  q.gjk.signs = exact ? SignMode::Exact : SignMode::Fast;
-  q.gjk.johnsonBackup = !noBackup;
-  q.gjk.supportMode = support == "brute-force" ? SupportMode::BruteForce
-                      : support == "hill-climb" ? SupportMode::HillClimb
-                                                : SupportMode::Auto;
-
+// Runs one subcommand on a pair file, a batch, or the built-in examples.
+int runCommand(const char* name, const std::string& pairFile, const std::string& batchFile, const QueryOptions& q) {
   if (!batchFile.empty() && !pairFile.empty()) {
-    std::cerr << "proxima distance: give either a pair file or --batch, not both\n";
+    std::cerr << "proxima " << name << ": give either a pair file or --batch, not both\n";
     return 2;
   }
   if (!batchFile.empty()) {
     if (batchFile == "-") return runBatch(std::cin, std::filesystem::current_path().string(), q);
     std::ifstream in(batchFile);
     if (!in) {
-      std::cerr << "proxima distance: cannot open batch file '" << batchFile << "'\n";
+      std::cerr << "proxima " << name << ": cannot open batch file '" << batchFile << "'\n";
       return 2;
     }
     return runBatch(in, std::filesystem::path(batchFile).parent_path().string(), q);
   }
   io::MeshCache meshes;
   if (pairFile.empty()) {
-    std::cerr << "proxima distance: no pair file given; running the built-in examples\n";
-    for (const char* text : kBuiltInPairs) std::cout << runPair(json::parse(text), "", meshes, q).dump() << '\n';
+    std::cerr << "proxima " << name << ": no pair file given; running the built-in examples\n";
+    if (q.contact)
+      for (const char* text : kBuiltInContactPairs) std::cout << runPair(json::parse(text), "", meshes, q).dump() << '\n';
+    else
+      for (const char* text : kBuiltInPairs) std::cout << runPair(json::parse(text), "", meshes, q).dump() << '\n';
     return 0;
   }
   std::ifstream in(pairFile);
   if (!in) {
-    std::cerr << "proxima distance: cannot open '" << pairFile << "'\n";
+    std::cerr << "proxima " << name << ": cannot open '" << pairFile << "'\n";
     return 2;
   }
   json j;
@@ -122,4 +122,43 @@ int main(int argc, char** argv) {
   const json out = runPair(j, std::filesystem::path(pairFile).parent_path().string(), meshes, q);
   std::cout << out.dump() << '\n';
   return out["status"] == "invalid_input" ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"proxima: distance queries and contact detection between convex bodies"};
+  app.require_subcommand(1);
+
+  std::string pairFile, batchFile, sub = "signed-volumes", support = "auto", method = "gjk-td";
+  bool exact = false, noBackup = false;
+  auto* dist = app.add_subcommand("distance", "Distance between two convex shapes (JSON in, JSON out)");
+  auto* cont = app.add_subcommand("contact", "Penetration depth, contact normal, contact point and manifold");
+  for (CLI::App* c : {dist, cont}) {
+    c->add_option("pair", pairFile, "JSON file with {\"a\": SHAPE, \"b\": SHAPE}; built-in examples if omitted");
+    c->add_option("--batch", batchFile, "JSON-lines file of pairs ('-' for standard input)");
+    c->add_option("--sub-algorithm", sub, "GJK sub-algorithm: signed-volumes (default) or johnson")
+        ->check(CLI::IsMember({"signed-volumes", "johnson"}));
+    c->add_flag("--exact-signs", exact, "Signed Volumes with exact determinant signs");
+    c->add_flag("--no-backup", noBackup, "Johnson without the Backup procedure");
+    c->add_option("--support", support, "polytope support: auto, brute-force or hill-climb")
+        ->check(CLI::IsMember({"auto", "brute-force", "hill-climb"}));
+  }
+  cont->add_option("--method", method, "gjk-td (default), nezami or cundall (the last two: polyhedra only)")
+      ->check(CLI::IsMember({"gjk-td", "nezami", "cundall"}));
+
+  CLI11_PARSE(app, argc, argv);
+
+  QueryOptions q;
+  q.contact = cont->parsed();
+  q.gjk.subAlgorithm = sub == "johnson" ? SubAlgorithm::Johnson : SubAlgorithm::SignedVolumes;
+  q.gjk.signs = exact ? SignMode::Exact : SignMode::Fast;
+  q.gjk.johnsonBackup = !noBackup;
+  q.gjk.supportMode = support == "brute-force" ? SupportMode::BruteForce
+                      : support == "hill-climb" ? SupportMode::HillClimb
+                                                : SupportMode::Auto;
+  q.method = method == "nezami" ? PenetrationMethod::Nezami
+             : method == "cundall" ? PenetrationMethod::Cundall
+                                   : PenetrationMethod::GjkTd;
+  return runCommand(q.contact ? "contact" : "distance", pairFile, batchFile, q);
 }

@@ -195,6 +195,20 @@ json toJson(const DistanceResult& r) {
   return o;
 }
 
+json toJson(const ContactResult& r) {
+  json o = toJson(static_cast<const DistanceResult&>(r));
+  if (r.status == Status::InvalidInput) return o;
+  o["depth"] = std::isfinite(r.depth) ? json(r.depth) : json(nullptr);
+  o["contact_point"] = vecJson(r.contactPoint);
+  json list = json::array();
+  for (int i = 0; i < r.contactCount; ++i)
+    list.push_back({{"point", vecJson(r.contacts[i].point)}, {"depth", r.contacts[i].depth}});
+  o["contacts"] = std::move(list);
+  o["expansions"] = r.expansions;
+  o["method"] = std::string(toString(r.method));
+  return o;
+}
+
 json invalidInputJson(const std::string& message, const json& id) {
   DistanceResult r;
   r.status = Status::InvalidInput;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Contract tests of `proxima distance` (single pair, --batch FILE, --batch -, errors, round-trip).
+"""Contract tests of `proxima distance` and `proxima contact` (single pair, --batch FILE, --batch -,
+errors, round-trip, methods).
 
 Usage: test_cli.py PATH_TO_PROXIMA   (run from the repository root)
 """
@@ -24,8 +25,8 @@ def check(name, cond, detail=""):
         print(f"FAIL {name}: {detail}")
 
 
-def run(args, stdin=None):
-    p = subprocess.run([EXE, "distance", *args], input=stdin, capture_output=True, text=True, timeout=120)
+def run(args, stdin=None, cmd="distance"):
+    p = subprocess.run([EXE, cmd, *args], input=stdin, capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -105,6 +106,42 @@ with tempfile.TemporaryDirectory() as d:
     res = [json.loads(x) for x in out.strip().splitlines()]
     check("many count", len(res) == 2000, len(res))
     check("many values", all(abs(r["distance"] - i * 1e-3) < 1e-14 and r["id"] == i for i, r in enumerate(res)))
+
+# ---- proxima contact ----
+CKEYS = KEYS | {"depth", "contact_point", "contacts", "expansions", "method"}
+rc, out, err = run([], cmd="contact")
+lines = [json.loads(x) for x in out.strip().splitlines()]
+check("contact builtin runs", rc == 0 and len(lines) == 3, (rc, err))
+for r in lines:
+    check("contact builtin keys", CKEYS <= r.keys(), r)
+    check("contact builtin overlapping", r["status"] == "overlapping" and r["depth"] > 0, r)
+check("stacked boxes 4 contacts", len(lines[0]["contacts"]) == 4 and abs(lines[0]["depth"] - 0.01) < 1e-14, lines[0])
+check("edge on face 2 contacts", len(lines[1]["contacts"]) == 2, lines[1])
+check("sphere in box depth", abs(lines[2]["depth"] - 0.3) < 1e-14 and lines[2]["normal"] == [0.0, 0.0, 1.0], lines[2])
+
+boxes = {"a": {"type": "box", "half_extents": [1, 1, 1]},
+         "b": {"type": "box", "half_extents": [1, 1, 1], "position": [1.9, 0.3, 0.2],
+               "orientation": [0.9950041652780258, 0.09983341664682815, 0, 0]}}
+sep = {"id": "apart", "a": {"type": "sphere", "radius": 1}, "b": {"type": "sphere", "radius": 1, "position": [3, 0, 0]}}
+lines_in = "\n".join(json.dumps(x) for x in [dict(boxes, id="boxes"), sep, {"id": 7, "a": {"type": "sphere"}}]) + "\n"
+rc, out, _ = run(["--batch", "-"], stdin=lines_in, cmd="contact")
+res = [json.loads(x) for x in out.strip().splitlines()]
+check("contact batch count", len(res) == 3, res)
+check("contact batch depth", res[0]["status"] == "overlapping" and abs(res[0]["depth"] - 0.1) < 1e-14, res[0])
+check("contact depth = -distance", res[0]["depth"] == -res[0]["distance"], res[0])
+check("contact normal unit", abs(math.hypot(*res[0]["normal"]) - 1) < 1e-15, res[0])
+check("contact point midpoint", all(abs(res[0]["contact_point"][i] - 0.5 * (res[0]["witness_a"][i] + res[0]["witness_b"][i])) < 1e-15 for i in range(3)), res[0])
+check("contact separated", res[1]["status"] == "separated" and res[1]["depth"] == 0 and res[1]["contacts"] == [] and res[1]["distance"] == 1, res[1])
+check("contact invalid", res[2]["status"] == "invalid_input" and "b" in res[2]["message"] and res[2]["id"] == 7, res[2])
+for method in ["nezami", "cundall"]:
+    rc, out, _ = run(["--batch", "-", "--method", method], stdin=json.dumps(boxes) + "\n", cmd="contact")
+    r = json.loads(out)
+    check(f"{method} agrees", r["status"] == "overlapping" and abs(r["depth"] - 0.1) < 1e-9 and r["method"] == method, r)
+rc, out, _ = run(["--batch", "-", "--method", "nezami"], stdin=json.dumps(sep) + "\n", cmd="contact")
+r = json.loads(out)
+check("nezami needs polyhedra", r["status"] == "invalid_input" and "a:" in r["message"], r)
+rc, out, err = run(["--method", "bogus"], cmd="contact")
+check("bad method rejected", rc != 0 and "method" in err, (rc, err))
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxima/narrowphase/gjk.hpp"
+#include "proxima/narrowphase/penetration.hpp"
 #include "proxima/shapes/shape.hpp"
 
 namespace proxima::io {
@@ -43,6 +44,10 @@ Result<ShapePair> parsePair(const nlohmann::json& j, const std::string& baseDir,
 /// {"status", "distance", "witness_a", "witness_b", "normal", "iterations", ["message"], ["id"]}.
 /// Non-finite numbers are written as null.
 nlohmann::json toJson(const DistanceResult& r);
+
+/// The distance keys plus "depth" (>= 0), "contact_point", "contacts": [{"point", "depth"}...]
+/// (the manifold; empty when apart), "expansions" and "method".
+nlohmann::json toJson(const ContactResult& r);
 
 /// An invalid_input result carrying a message (for lines that cannot be parsed).
 nlohmann::json invalidInputJson(const std::string& message, const nlohmann::json& id = nullptr);
