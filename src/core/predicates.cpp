@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 
 #include "proxima/core/tolerances.hpp"
 
@@ -64,6 +65,21 @@ int exactOrient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
   const Real bound = 16.0 * tol::kEps * det3Magnitude(u, v, w);
   if (det > bound) return 1;
   if (det < -bound) return -1;
+  // Second stage in long double (64-bit significand): the same computation with 2^11 times less
+  // rounding settles most near-coplanar cases without GMP.
+  if constexpr (std::numeric_limits<long double>::digits >= 64) {
+    using LD = long double;
+    const LD ux = LD(b.x()) - a.x(), uy = LD(b.y()) - a.y(), uz = LD(b.z()) - a.z();
+    const LD vx = LD(c.x()) - a.x(), vy = LD(c.y()) - a.y(), vz = LD(c.z()) - a.z();
+    const LD wx = LD(d.x()) - a.x(), wy = LD(d.y()) - a.y(), wz = LD(d.z()) - a.z();
+    const LD e = wx * (uy * vz - uz * vy) + wy * (uz * vx - ux * vz) + wz * (ux * vy - uy * vx);
+    const LD mag = std::abs(wx) * (std::abs(uy * vz) + std::abs(uz * vy)) +
+                   std::abs(wy) * (std::abs(uz * vx) + std::abs(ux * vz)) +
+                   std::abs(wz) * (std::abs(ux * vy) + std::abs(uy * vx));
+    const LD boundLd = 16.0L * std::numeric_limits<LD>::epsilon() * mag;
+    if (e > boundLd) return 1;
+    if (e < -boundLd) return -1;
+  }
   ++gFallbacks;
   const mpq_class ux = q(b.x()) - q(a.x()), uy = q(b.y()) - q(a.y()), uz = q(b.z()) - q(a.z());
   const mpq_class vx = q(c.x()) - q(a.x()), vy = q(c.y()) - q(a.y()), vz = q(c.z()) - q(a.z());

@@ -38,6 +38,8 @@ class ExpandingPolytope {
     int adj[3];  ///< adj[i]: face across the edge v[i] -> v[i+1]
     Vec3 n;      ///< outward unit normal
     Real d;      ///< plane distance from the origin, n·y[v[0]] (negative: origin outside)
+    Vec3 cross;  ///< (y1 - y0) x (y2 - y0) as rounded, for the orient3d filter
+    Vec3 crossAbs;  ///< |u_y v_z| + |u_z v_y|, ...: the filter's magnitude terms
     bool alive;
   };
 
@@ -75,9 +77,17 @@ class ExpandingPolytope {
   int mark[kMaxV] = {};
   int markStamp = 0;
 
-  /// Strictly beyond the plane of face k (exact).
+  /// Strictly beyond the plane of face k (exact). The orient3d filter with the face's cross
+  /// product cached: det = cross·w and its magnitude bound crossAbs·|w| are what exactOrient3d
+  /// computes first; only uncertain cases go to it (and to GMP).
   [[nodiscard]] bool sees(int vertex, int k) const {
     const Face& g = f[k];
+    const Vec3 w = y[vertex] - y[g.v[0]];
+    if (w.isZero(0)) return false;  // a vertex of the face itself (common at convergence)
+    const Real det = g.cross.dot(w);
+    const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
+    if (det > bound) return true;
+    if (det < -bound) return false;
     return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], y[vertex]) > 0;
   }
 
@@ -119,7 +129,9 @@ class ExpandingPolytope {
     ++stamp_;
     int stack[kMaxF];
     int top = 0;
+    int visibleCount = 0;
     stack[top++] = start;
+    visible_[visibleCount++] = start;
     state_[start] = stamp_ * 2 + 1;  // visible
     int horizonCount = 0;
     while (top > 0) {
@@ -134,6 +146,7 @@ class ExpandingPolytope {
         }
         if (visible) {
           stack[top++] = g;
+          visible_[visibleCount++] = g;
         } else {
           if (horizonCount >= kMaxV) return false;
           horizon_[horizonCount++] = {f[k].v[i], f[k].v[(i + 1) % 3], g};
@@ -141,8 +154,7 @@ class ExpandingPolytope {
       }
     }
     // Free the visible faces.
-    for (int k = 0; k < nf; ++k)
-      if (f[k].alive && state_[k] == stamp_ * 2 + 1) f[k].alive = false, free_[freeCount_++] = k;
+    for (int i = 0; i < visibleCount; ++i) f[visible_[i]].alive = false, free_[freeCount_++] = visible_[i];
     // New faces (u, v, vertex) on each horizon edge u -> v, linked to the outside face and to each
     // other through the horizon vertices.
     for (int h = 0; h < horizonCount; ++h) {
@@ -173,6 +185,7 @@ class ExpandingPolytope {
   };
   int free_[kMaxF];
   int freeCount_ = 0;
+  int visible_[kMaxF];
   int state_[kMaxF] = {};
   int stamp_ = 0;
   Horizon horizon_[kMaxV];
@@ -195,7 +208,11 @@ class ExpandingPolytope {
     g.v[0] = a, g.v[1] = b, g.v[2] = c;
     g.adj[0] = g.adj[1] = g.adj[2] = -1;
     g.alive = true;
-    Vec3 n = (y[b] - y[a]).cross(y[c] - y[a]);
+    const Vec3 u = y[b] - y[a], v = y[c] - y[a];
+    Vec3 n = u.cross(v);
+    g.cross = n;
+    g.crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
+                      std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
     const Real len = n.norm();
     if (len > 0 && std::isfinite(len)) {
       n /= len;
