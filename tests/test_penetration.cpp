@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "proxima/narrowphase/penetration.hpp"
@@ -52,6 +53,82 @@ Oracle boxBoxOracle(const Vec3& ha, const Transform& pa, const Vec3& hb, const T
       if (-g < o.depth) o.depth = -g, o.normal = s * ax;
     }
   return o;
+}
+
+// Exact oracle for any two convex vertex sets (Descantes digest §4.1): the minimum-depth normal is a
+// facet normal of A - B, i.e. a cross product of two edge directions of A and/or B. Taking every
+// vertex pair of each body as an "edge" gives a superset of the candidate axes (small bodies only).
+struct SetOracle {
+  LD depth;        // -max_n gap(n)
+  LD secondDepth;  // next best over candidates whose normal differs by > 1e-6 (uniqueness margin)
+};
+SetOracle setOracle(const std::vector<Vec3>& a, const std::vector<Vec3>& b) {
+  std::vector<LV> dirs;
+  auto addDirs = [&](const std::vector<Vec3>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      for (std::size_t j = i + 1; j < v.size(); ++j) {
+        LV d = (v[j].cast<LD>() - v[i].cast<LD>());
+        if (d.norm() > 0) dirs.push_back(d / d.norm());
+      }
+  };
+  addDirs(a), addDirs(b);
+  LD best = INFINITY;
+  LV bestN = LV::Zero();
+  std::vector<std::pair<LD, LV>> all;
+  for (std::size_t i = 0; i < dirs.size(); ++i)
+    for (std::size_t j = i + 1; j < dirs.size(); ++j) {
+      LV c = dirs[i].cross(dirs[j]);
+      const LD len = c.norm();
+      if (!(len > 1e-12L)) continue;
+      c /= len;
+      for (LD sg : {1.0L, -1.0L}) {
+        const LD d = -gapAlong(a, b, sg * c);
+        all.push_back({d, sg * c});
+        if (d < best) best = d, bestN = sg * c;
+      }
+    }
+  LD second = INFINITY;
+  for (const auto& [d, n] : all)
+    if ((n - bestN).norm() > 1e-6L) second = std::min(second, d);
+  return {best, second};
+}
+
+std::vector<Vec3> placed(const std::vector<Vec3>& local, const Transform& pose) {
+  std::vector<Vec3> w;
+  for (const Vec3& p : local) w.push_back(pose.apply(p));
+  return w;
+}
+
+// Checks one overlapping polytope pair against the oracle: the depth equals the oracle's minimum,
+// and the returned normal attains it (gap along it = -depth), both within tol x scale; the witness
+// points lie on the two surfaces and differ by depth x normal. Returns the depth error / scale.
+LD checkPair(const std::vector<Vec3>& va, const Transform& pa, const std::vector<Vec3>& vb, const Transform& pb,
+             LD tol, const char* what, int k) {
+  const Shape a(Polytope::fromPoints(va).value()), b(Polytope::fromPoints(vb).value());
+  const auto wa = placed(va, pa), wb = placed(vb, pb);
+  const SetOracle o = setOracle(wa, wb);
+  const ContactResult r = contact(a, pa, b, pb);
+  if (!(o.depth > 0)) return 0;
+  LD scale = 0;
+  for (const auto& p : wa) scale = std::max<LD>(scale, (p - pa.translation).norm());
+  for (const auto& p : wb) scale = std::max<LD>(scale, (p - pa.translation).norm());
+  scale = std::max<LD>(scale, pa.translation.norm() * 4);  // input coordinates carry ulp(|position|)
+  EXPECT_EQ(r.status, Status::Overlapping) << what << " " << k;
+  const LD err = std::abs(r.depth - o.depth) / scale;
+  EXPECT_LE(err, tol) << what << " " << k << " depth " << r.depth << " oracle " << static_cast<double>(o.depth);
+  const LD gapOurs = gapAlong(wa, wb, r.normal.cast<LD>());
+  EXPECT_LE(std::abs(-gapOurs - o.depth) / scale, tol) << what << " " << k << " normal not optimal";
+  EXPECT_NEAR(r.normal.norm(), 1, 1e-15);
+  EXPECT_LE(static_cast<double>(((r.witnessA - r.witnessB).cast<LD>() - LD(r.depth) * r.normal.cast<LD>()).norm() / scale),
+            1e-9) << what << " " << k;
+  return err;
+}
+
+std::vector<Vec3> randomCloud(std::mt19937_64& rng, int n, const Vec3& radii) {
+  std::normal_distribution<Real> g(0, 1);
+  std::vector<Vec3> v;
+  for (int i = 0; i < n; ++i) v.push_back(Vec3(g(rng), g(rng), g(rng)).normalized().cwiseProduct(radii));
+  return v;
 }
 
 TEST(PenetrationAnalytic, SphereSphere) {
@@ -152,6 +229,227 @@ TEST(PenetrationInvariants, SwapFlipsNormalKeepsDepth) {
     EXPECT_NEAR(r.depth, q.depth, 1e-13) << k;
     if (r.depth > 1e-9) EXPECT_NEAR((r.normal + q.normal).norm(), 0, 1e-9) << k;
   }
+}
+
+TEST(PenetrationOracle, RandomHullsAndDegenerateFamilies) {
+  std::mt19937_64 rng(2024);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  // 400 pairs per family in the default run; the labelled long run sets PROXIMA_PENETRATION_PAIRS.
+  const char* env = std::getenv("PROXIMA_PENETRATION_PAIRS");
+  const int pairs = env ? std::max(1, std::atoi(env)) : 400;
+  struct Family {
+    const char* name;
+    Vec3 radiiA, radiiB;
+    Real offset;  // both bodies translated by this much (far from the origin)
+    LD tol;
+    Vec3 approach = Vec3::Ones();  // scales the random approach direction (flat bodies: from above)
+  };
+  const Family families[] = {
+      {"random", Vec3(1, 1, 1), Vec3(1, 1, 1), 0, 1e-12L},
+      {"flat-vs-small", Vec3(1000, 1000, 1), Vec3(0.2, 0.2, 0.2), 0, 1e-12L, Vec3(1e-3, 1e-3, 1)},
+      {"scale-25", Vec3(25, 25, 25), Vec3(1, 1, 1), 0, 1e-12L},
+      {"needles", Vec3(1, 1e-4, 1e-4), Vec3(1, 1, 1e-5), 0, 1e-12L},
+      {"far-from-origin", Vec3(1, 1, 1), Vec3(1, 1, 1), 1e5, 1e-12L},
+  };
+  for (const Family& f : families) {
+    LD worst = 0;
+    int overlapping = 0;
+    for (int k = 0; k < pairs; ++k) {
+      const auto va = randomCloud(rng, 4 + k % 9, f.radiiA), vb = randomCloud(rng, 4 + (k / 9) % 9, f.radiiB);
+      const Vec3 off = Vec3(f.offset, -f.offset, f.offset);
+      const Transform pa = at(off + Vec3(u(rng), u(rng), u(rng)) * 0.1, test::randomRotation(rng));
+      // B near A's surface along a random direction, at a random depth (deep to grazing).
+      const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).cwiseProduct(f.approach).normalized();
+      const Real reach = f.radiiA.cwiseProduct(dir).norm() * std::pow(10.0, -3 * std::abs(u(rng)));
+      const Transform pb = at(pa.translation + dir * reach, test::randomRotation(rng));
+      const auto wa = placed(va, pa), wb = placed(vb, pb);
+      if (!(setOracle(wa, wb).depth > 0)) continue;
+      ++overlapping;
+      worst = std::max(worst, checkPair(va, pa, vb, pb, f.tol, f.name, k));
+    }
+    EXPECT_GT(overlapping, pairs / 4) << f.name;
+    std::printf("[ oracle  ] %-16s %d overlapping pairs, worst depth error %.2Le x scale\n", f.name, overlapping, worst);
+  }
+}
+
+TEST(PenetrationDegenerate, TouchingStackedAndDeep) {
+  const Shape cube(Box{Vec3(1, 1, 1)});
+  // Exactly touching faces: depth 0, normal along the stacking axis.
+  ContactResult r = contact(cube, at({0, 0, 0}), cube, at({0.3, -0.2, 2}));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_EQ(r.depth, 0);
+  EXPECT_NEAR((r.normal - Vec3::UnitZ()).norm(), 0, 1e-15);
+  // Stacked cubes at depths down to 1e-12.
+  for (Real d : {1e-3, 1e-6, 1e-9, 1e-12}) {
+    r = contact(cube, at({0, 0, 0}), cube, at({0.3, -0.2, 2 - d}));
+    ASSERT_EQ(r.status, Status::Overlapping) << d;
+    EXPECT_NEAR(r.depth, d, 4e-16) << d;
+    EXPECT_NEAR((r.normal - Vec3::UnitZ()).norm(), 0, 1e-15) << d;
+    EXPECT_EQ(r.contactCount, 4) << d;
+  }
+  // Identical poses (deepest possible): depth = 2 along a face normal.
+  r = contact(cube, at({0, 0, 0}), cube, at({0, 0, 0}));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_NEAR(r.depth, 2, 1e-15);
+  EXPECT_NEAR(r.normal.cwiseAbs().maxCoeff(), 1, 1e-15);
+  // A small box deep inside a large one: the exit through the nearest face.
+  r = contact(Shape(Box{Vec3(25, 25, 25)}), at({0, 0, 0}), cube, at({3, 20, -1}));
+  EXPECT_NEAR(r.depth, 6, 1e-13);
+  EXPECT_NEAR((r.normal - Vec3::UnitY()).norm(), 0, 1e-15);
+}
+
+TEST(PenetrationDegenerate, FlatAndLowerDimensionalShapes) {
+  const Shape box(Box{Vec3(1, 1, 1)});
+  // A triangle poking 0.1 into the top face (flat body: the CSO is still solid).
+  const Shape tri(Triangle{{Vec3(-0.5, 0, 0), Vec3(0.5, 0, 0), Vec3(0, 0, 1)}});
+  ContactResult r = contact(box, at({0, 0, 0}), tri, at({0.2, 0.1, 0.9}));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_NEAR(r.depth, 0.1, 1e-15);
+  EXPECT_NEAR((r.normal - Vec3::UnitZ()).norm(), 0, 1e-15);
+  // A segment lying flat 0.05 below the top face: an edge-face contact with two manifold points.
+  const Shape seg(Segment{Vec3(-0.5, 0, 0), Vec3(0.5, 0, 0)});
+  r = contact(box, at({0, 0, 0}), seg, at({0, 0.2, 0.95}));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_NEAR(r.depth, 0.05, 1e-15);
+  EXPECT_EQ(r.contactCount, 2);
+  // Two coplanar flat squares overlapping in their plane: the CSO is flat, depth 0.
+  const Shape sq(Polytope::fromPoints(std::vector<Vec3>{{-1, -1, 0}, {1, -1, 0}, {1, 1, 0}, {-1, 1, 0}}).value());
+  r = contact(sq, at({0, 0, 0}), sq, at({0.5, 0.5, 0}));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_EQ(r.depth, 0);
+  EXPECT_NEAR(std::abs(r.normal.z()), 1, 1e-15);
+  // Points and a box: a point inside is a depth to the nearest face.
+  r = contact(box, at({0, 0, 0}), Shape(Point{}), at({0.1, 0.7, -0.2}));
+  EXPECT_NEAR(r.depth, 0.3, 1e-15);
+  EXPECT_NEAR((r.normal - Vec3::UnitY()).norm(), 0, 1e-15);
+  // Duplicate vertices in the input cloud do not matter.
+  std::vector<Vec3> pts{{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1}, {-1, -1, 1}, {1, -1, 1}, {1, 1, 1}, {-1, 1, 1}};
+  pts.insert(pts.end(), pts.begin(), pts.end());
+  r = contact(Shape(Polytope::fromPoints(pts).value()), at({0, 0, 0}), box, at({0, 1.9, 0}));
+  EXPECT_NEAR(r.depth, 0.1, 1e-15);
+}
+
+TEST(PenetrationInvariants, RigidMotionAndSwapOnPolytopes) {
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  for (int k = 0; k < 300; ++k) {
+    const Shape a(Polytope::fromPoints(randomCloud(rng, 10, Vec3(1, 0.7, 0.5))).value());
+    const Shape b(Polytope::fromPoints(randomCloud(rng, 8, Vec3(0.6, 0.6, 0.9))).value());
+    const Transform pa = at(Vec3(u(rng), u(rng), u(rng)), test::randomRotation(rng));
+    const Transform pb = at(pa.translation + 0.8 * Vec3(u(rng), u(rng), u(rng)), test::randomRotation(rng));
+    const ContactResult r = contact(a, pa, b, pb);
+    if (r.status != Status::Overlapping || r.depth < 1e-9) continue;
+    const Transform m = at(Vec3(u(rng), u(rng), u(rng)) * 10, test::randomRotation(rng));
+    const ContactResult q = contact(a, m * pa, b, m * pb);
+    EXPECT_NEAR(q.depth, r.depth, 1e-12 * 12) << k;
+    const ContactResult s = contact(b, pb, a, pa);
+    EXPECT_NEAR(s.depth, r.depth, 1e-13) << k;
+    // Normals agree where the optimum is unique (the oracle's runner-up is clearly worse).
+    const SetOracle o = setOracle(placed(a.geometry().index() ? std::get<Polytope>(a.geometry()).vertices() : std::vector<Vec3>{}, pa),
+                                  placed(std::get<Polytope>(b.geometry()).vertices(), pb));
+    if (o.secondDepth - o.depth > 1e-6L) {
+      EXPECT_NEAR((q.normal - m.rotation * r.normal).norm(), 0, 1e-9) << k;
+      EXPECT_NEAR((s.normal + r.normal).norm(), 0, 1e-9) << k;
+    }
+  }
+}
+
+TEST(PenetrationInvariants, ContinuousAcrossAnEdge) {
+  // Box B (rotated 45 deg about x, an edge down) slides in y across A's top face and over its edge:
+  // the depth and the contact point move continuously.
+  const Shape a(Box{Vec3(1, 1, 1)}), b(Box{Vec3(0.5, 0.5, 0.5)});
+  const Quat q(Eigen::AngleAxis<Real>(0.3, Vec3::UnitX()));
+  Real prevDepth = -1;
+  Vec3 prevPoint;
+  const int steps = 400;
+  for (int i = 0; i <= steps; ++i) {
+    const Real y = 0.5 + 1.0 * i / steps;
+    const ContactResult r = contact(a, at({0, 0, 0}), b, at({0.1, y, 1.55}, q));
+    ASSERT_TRUE(r.status == Status::Overlapping || r.status == Status::Separated) << y;
+    if (prevDepth >= 0) {
+      EXPECT_LE(std::abs(r.depth - prevDepth), 0.01) << y;
+      EXPECT_LE((r.contactPoint - prevPoint).norm(), 0.05) << y;
+    }
+    prevDepth = r.depth, prevPoint = r.contactPoint;
+  }
+}
+
+TEST(PenetrationWarmStart, SameAnswerFewerExpansions) {
+  const auto cloud = test::icosphere(2);
+  const Shape s(Polytope::fromPoints(cloud).value());
+  std::mt19937_64 rng(3);
+  ContactCache cache;
+  long warmExp = 0, coldExp = 0;
+  Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+  const Quat step(Eigen::AngleAxis<Real>(2e-3, Vec3(1, 2, 3).normalized()));
+  for (int i = 0; i < 300; ++i) {
+    qa = step * qa, qb = step.inverse() * qb;
+    const Transform pa = at({0, 0, 0}, qa), pb = at(Vec3(1.9 - 1e-4 * i, 0.01 * std::sin(0.05 * i), 0), qb);
+    const ContactResult w = contact(s, pa, s, pb, {}, &cache);
+    const ContactResult c = contact(s, pa, s, pb);
+    ASSERT_EQ(w.status, c.status) << i;
+    EXPECT_NEAR(w.depth, c.depth, 2e-15) << i;
+    if (c.depth > 1e-9) EXPECT_NEAR((w.normal - c.normal).norm(), 0, 1e-9) << i;
+    warmExp += w.expansions, coldExp += c.expansions;
+  }
+  EXPECT_LT(warmExp, coldExp);
+  std::printf("[ warm    ] expansions per query: warm %.2f, cold %.2f\n", warmExp / 300.0, coldExp / 300.0);
+}
+
+TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
+  // Ellipsoids with equal radii are spheres, but on the curved path (no point core): depth must
+  // still come out accurate.
+  const Shape e(Ellipsoid{Vec3(1, 1, 1)});
+  ContactResult r = contact(e, at({0, 0, 0}), e, at(Vec3(1, 1, 1).normalized() * 1.5));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_NEAR(r.depth, 0.5, 1e-8);
+  EXPECT_NEAR((r.normal - Vec3(1, 1, 1).normalized()).norm(), 0, 1e-4);
+  // A cylinder standing on a box: flat cap on a face.
+  const Shape cyl(Cylinder{0.5, 1.0}), box(Box{Vec3(2, 2, 1)});
+  r = contact(box, at({0, 0, 0}), cyl, at({0.3, 0.2, 1.98}));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_NEAR(r.depth, 0.02, 1e-9);
+  EXPECT_NEAR((r.normal - Vec3::UnitZ()).norm(), 0, 1e-6);
+  // A cone apex pushed into a face.
+  r = contact(box, at({0, 0, 0}), Shape(Cone{0.5, 1.0}), at({0, 0, 1.4}, Quat(Eigen::AngleAxis<Real>(M_PI, Vec3::UnitX()))));
+  EXPECT_NEAR(r.depth, 0.1, 1e-12);
+  // Iteration cap: reported, never silent.
+  PenetrationOptions o;
+  o.maxExpansions = 2;
+  r = contact(e, at({0, 0, 0}), Shape(Ellipsoid{Vec3(2, 1, 0.5)}), at({1.2, 0.7, 0.3}), o);
+  EXPECT_EQ(r.status, Status::MaxIterations);
+  EXPECT_TRUE(std::isfinite(r.depth));
+}
+
+TEST(PenetrationInflated, RadiiWithoutExpansionAndWithCoreOverlap) {
+  const Shape rbox(Box{Vec3(1, 1, 1)}, 0.1), cap(Capsule{0.2, 1.0});
+  // Capsule lying on the rounded box, cores apart: depth = radii - core distance, 2 manifold points.
+  Quat lying(Eigen::AngleAxis<Real>(M_PI / 2, Vec3::UnitY()));
+  ContactResult r = contact(rbox, at({0, 0, 0}), cap, at({0, 0.3, 1.25}, lying));
+  ASSERT_EQ(r.status, Status::Overlapping);
+  EXPECT_NEAR(r.depth, 0.05, 1e-15);
+  EXPECT_EQ(r.expansions, 0);
+  EXPECT_EQ(r.contactCount, 2);
+  for (int i = 0; i < r.contactCount; ++i) EXPECT_NEAR(r.contacts[i].depth, 0.05, 1e-14);
+  // Cores overlapping: depth = core depth + radii.
+  r = contact(rbox, at({0, 0, 0}), cap, at({0, 0.3, 0.9}, lying));
+  EXPECT_NEAR(r.depth, 0.1 + 0.1 + 0.2, 1e-14);
+  EXPECT_NEAR((r.normal - Vec3::UnitZ()).norm(), 0, 1e-14);
+}
+
+TEST(PenetrationBadInput, InvalidInputNamesTheField) {
+  const Shape box(Box{Vec3(1, 1, 1)});
+  ContactResult r = contact(box, at({0, 0, 0}), box, at({NAN, 0, 0}));
+  EXPECT_EQ(r.status, Status::InvalidInput);
+  EXPECT_NE(r.message.find("b:"), std::string::npos) << r.message;
+  r = contact(Shape(Sphere{-1}), at({0, 0, 0}), box, at({0, 0, 0}));
+  EXPECT_EQ(r.status, Status::InvalidInput);
+  EXPECT_NE(r.message.find("a:"), std::string::npos) << r.message;
+  PenetrationOptions o;
+  o.method = PenetrationMethod::Nezami;
+  r = contact(Shape(Sphere{1}), at({0, 0, 0}), box, at({0, 0, 0}), o);
+  EXPECT_EQ(r.status, Status::InvalidInput);
+  EXPECT_NE(r.message.find("a:"), std::string::npos) << r.message;
 }
 
 }  // namespace
