@@ -82,8 +82,9 @@ class ExpandingPolytope {
   /// computes first; only uncertain cases go to it (and to GMP).
   [[nodiscard]] bool sees(int vertex, int k) const {
     const Face& g = f[k];
+    // A vertex of the face itself lies on its plane (common: supports repeat at convergence).
+    if (y[vertex] == y[g.v[0]] || y[vertex] == y[g.v[1]] || y[vertex] == y[g.v[2]]) return false;
     const Vec3 w = y[vertex] - y[g.v[0]];
-    if (w.isZero(0)) return false;  // a vertex of the face itself (common at convergence)
     const Real det = g.cross.dot(w);
     const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
     if (det > bound) return true;
