@@ -5,6 +5,8 @@
 // evaluated by brute force over the vertices (the paper's O(v_A + v_B) per candidate).
 #include "proxima/narrowphase/common_plane.hpp"
 
+#include "proxima/core/tolerances.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,15 +19,10 @@
 namespace proxima {
 namespace {
 
-// Local tolerances of the common-plane methods (tolerances.hpp holds the shared ones).
-// Adjacent hull triangles whose unit normals differ by less than this form one face (Qhull's
-// fanned facets are coplanar to roundoff, ~1e-16; distinct facets of real grains differ far more).
-constexpr Real kCoplanarNormal = 1e-12;
-// A triangle whose area is below this fraction of its longest edge squared is a sliver with no
-// usable normal (Qhull fans may contain zero-area triangles); it belongs to no face.
-constexpr Real kSliverArea = 1e-14;
-// Edge pairs with sin(angle) below this are parallel: they span no facet of A−B of their own.
-constexpr Real kParallelSin = 1e-12;
+// Tolerances of the common-plane methods live in core/tolerances.hpp.
+constexpr Real kCoplanarNormal = tol::kCommonPlaneCoplanarNormal;
+constexpr Real kSliverArea = tol::kCommonPlaneSliverArea;
+constexpr Real kParallelSin = tol::kCommonPlaneParallelSin;
 
 constexpr Real kDegree = 3.14159265358979323846 / 180;
 

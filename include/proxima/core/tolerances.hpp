@@ -49,6 +49,16 @@ inline constexpr int kEpaMaxExpansions = 250;
 /// Vertex capacity of the expanded polytope (fixed arrays: no allocation per query).
 inline constexpr int kEpaMaxVertices = kEpaMaxExpansions + 8;
 
+/// Revised common-plane methods (Descantes 2019 Alg. 1-2), feature extraction:
+/// adjacent hull triangles whose unit normals differ by less than this form one face (Qhull's
+/// fanned facets are coplanar to roundoff, ~1e-16; distinct facets of real grains differ far more);
+inline constexpr Real kCommonPlaneCoplanarNormal = 1e-12;
+/// a triangle whose area is below this fraction of its longest edge squared is a sliver with no
+/// usable normal (it belongs to no face);
+inline constexpr Real kCommonPlaneSliverArea = 1e-14;
+/// edge pairs with sin(angle) below this are parallel: they span no facet of A - B of their own.
+inline constexpr Real kCommonPlaneParallelSin = 1e-12;
+
 /// Polytope construction: points closer than kHullMergeRelative x extent are merged before Qhull
 /// (near-duplicates make it emit non-convex facets); a cloud within kHullFlatRelative x extent of a
 /// plane (line) is treated as flat (a needle).
