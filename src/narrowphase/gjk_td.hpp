@@ -378,13 +378,17 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       const Vec3 w = cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t);
       const int s = P.addVertex(w, cc.faceA[i], cc.faceB[i]);
       if (s < 0) break;
-      const int k = P.findVisibleFace(s);
+      bool known = false;
+      for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
+      const int k = known ? -1 : P.findVisibleFace(s);
       if (k < 0) --P.nv;  // inside: drop it again
       else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
     }
     const int s = support(cc.normalLocalA);
     if (s >= 0) {
-      const int k = P.findVisibleFace(s);
+      bool known = false;
+      for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
+      const int k = known ? -1 : P.findVisibleFace(s);
       if (k < 0) --P.nv;
       else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
     }
@@ -404,6 +408,15 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     if (s == -1) break;  // capacity: MaxIterations with the current face
     const Real h = n.dot(P.y[s]);
     upper = std::min(upper, h);
+    // A support point that is already a vertex cannot be beyond any face of the (convex)
+    // polytope: the face is a facet of the CSO, exactly.
+    bool known = false;
+    for (int i = 0; i < s && !known; ++i) known = P.y[i] == P.y[s];
+    if (known) {
+      --P.nv;
+      status = Status::Overlapping;
+      break;
+    }
     // Location condition (line 10): E on the face, within tolerance or exactly.
     if (!(h - P.f[face].d > opt.relTolerance * P.scale()) || !P.sees(s, face)) {
       --P.nv;  // E adds nothing
