@@ -454,18 +454,29 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
     // Re-fit the facet's plane from all of its vertices in long double: the closest triangle can
     // be a sliver (a large face against a small one) whose own normal carries roundoff / height.
+    // Faces "of the same facet" are gathered with a tolerance, which can also catch a distinct but
+    // nearly coplanar facet (needles, flat slabs): so the re-fitted normal is kept only if its
+    // support value, the overlap along it, is smaller (both are upper bounds on the depth).
     int vs[ExpandingPolytope::kMaxV];
     int m = 0;
     int* mark = P.mark;
     const int markStamp = ++P.markStamp;
     for (int k = 0; k < P.nf; ++k) {
       const auto& g = P.f[k];
-      if (!g.alive || !(std::abs(g.d - d) <= 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
+      if (!g.alive || !(std::abs(g.d - d) <= 1e-12 * sc) || !(g.n.dot(n) >= 1 - 1e-12)) continue;
       for (int i = 0; i < 3; ++i)
         if (mark[g.v[i]] != markStamp) mark[g.v[i]] = markStamp, vs[m++] = g.v[i];
     }
     using LVec = Eigen::Matrix<long double, 3, 1>;
     auto L = [&](int i) -> LVec { return P.y[i].cast<long double>(); };
+    // Overlap along a unit direction: the CSO support value, in long double from the support points.
+    auto overlapAlong = [&](const LVec& dir) -> long double {
+      const Vec3 dd = dir.cast<Real>();
+      const Vec3 sa = a.support(dd, hintA);
+      const Vec3 sb = b.support(mulMatT(R, Vec3(-dd)), hintB);
+      const Vec3 pb = mulMat(R, sb) + t;
+      return dir.dot(sa.cast<long double>() - pb.cast<long double>());
+    };
     int i0 = vs[0], i1 = vs[0], i2 = vs[0];
     long double far = -1;
     for (int j = 0; j < m; ++j)
@@ -476,14 +487,17 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (long double q = u.cross(L(vs[j]) - L(i0)).squaredNorm(); q > far) far = q, i2 = vs[j];
     LVec nl = u.cross(L(i2) - L(i0));
     const long double len = nl.norm();
+    const long double hFace = overlapAlong(n.cast<long double>());
+    long double hBest = hFace;
     if (m >= 3 && len > 0) {
       nl /= len;
       if (nl.dot(n.cast<long double>()) < 0) nl = -nl;
-      long double h = -std::numeric_limits<long double>::infinity();
-      for (int j = 0; j < m; ++j) h = std::max(h, nl.dot(L(vs[j])));
-      n = nl.cast<Real>();
-      d = static_cast<Real>(h);
+      const long double hFit = overlapAlong(nl);
+      if (hFit < hFace) n = nl.cast<Real>(), hBest = hFit;
     }
+    // The reported depth is the overlap along the reported normal (self-consistent, >= the true
+    // depth by rounding only); the face's plane distance stays the certified lower bound.
+    if (status == Status::Overlapping) d = static_cast<Real>(hBest);
   }
   const auto& G = P.f[best];
   faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);
