@@ -106,13 +106,15 @@ Poly bestFace(const C& c, const Vec3& d) {
   } else if constexpr (std::is_same_v<C, PolytopeRef>) {
     const PolytopeData& data = c.p->data();
     const auto& v = data.vertices;
+    SupportHint hint;
     if (data.dimension == 3) {
-      for (const auto& t : data.triangles) {
-        Vec3 m = (v[t[1]] - v[t[0]]).cross(v[t[2]] - v[t[0]]);
-        const Real len = m.norm();
-        if (!(len > 0)) continue;
-        m /= len;
-        if (m.dot(d) > f.align) f.align = m.dot(d), f.normal = m;
+      // The face most aligned with d among those around the support vertex: in a face contact the
+      // whole facet supports d, so one of its triangles is there.
+      c.p->support(d, hint);
+      const int v0 = hint.vertex;
+      for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
+        const Vec3& m = data.triangleNormals[data.vertexTriangles[e]];
+        if (m.squaredNorm() > 0 && m.dot(d) > f.align) f.align = m.dot(d), f.normal = m;
       }
     } else if (data.dimension == 2 && v.size() >= 3) {
       Vec3 m = (v[1] - v[0]).cross(v[2] - v[0]).normalized();
@@ -120,19 +122,33 @@ Poly bestFace(const C& c, const Vec3& d) {
       f.align = m.dot(d), f.normal = m;
     }
     if (f.align > -2) {
-      // The merged facet: every hull vertex on the plane (Qhull fans merged facets into triangles).
-      Real h = -INFINITY, ext = 0;
-      for (const Vec3& q : v) h = std::max(h, f.normal.dot(q)), ext = std::max(ext, q.norm());
+      // The merged facet: the hull vertices on the plane (Qhull fans merged facets into triangles),
+      // found by a walk over the edge graph from the support vertex (a facet is connected).
+      const int v0 = data.dimension == 3 ? hint.vertex : 0;
+      const Real h = f.normal.dot(v[v0]);
+      Real ext = 0;
+      for (int k : {0, 1, 2, 3, 4, 5}) ext = std::max(ext, std::abs(v[data.seeds[k]][k / 2]));
       const Real tolPlane = 1e-9 * ext;
-      for (const Vec3& q : v)
-        if (f.normal.dot(q) >= h - tolPlane) {
+      int stack[kMaxPoly];
+      int top = 0;
+      f.p[f.n++] = v[v0];
+      int ids[kMaxPoly];
+      ids[0] = v0;
+      stack[top++] = v0;
+      while (top > 0) {
+        const int cur = stack[--top];
+        for (int nb : c.p->neighbours(cur)) {
+          if (!(f.normal.dot(v[nb]) >= h - tolPlane)) continue;
+          bool seen = false;
+          for (int i = 0; i < f.n && !seen; ++i) seen = ids[i] == nb;
+          if (seen) continue;
           if (f.n == kMaxPoly) return Poly{};  // too large: single point
-          f.p[f.n++] = q;
+          ids[f.n] = nb, f.p[f.n++] = v[nb], stack[top++] = nb;
         }
+      }
       orderAround(f, f.normal);
     } else {
       // Segment or point polytope: its supporting feature.
-      SupportHint hint;
       f.p[0] = c.p->support(d, hint), f.n = 1;
     }
   }

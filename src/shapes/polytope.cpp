@@ -248,6 +248,22 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     const Vec3& q = data->vertices[i < nv ? i : 0];
     data->xs[i] = q.x(), data->ys[i] = q.y(), data->zs[i] = q.z();
   }
+  // Triangle normals and vertex -> triangles (CSR).
+  data->triangleNormals.reserve(data->triangles.size());
+  data->vertexTriangleOffsets.assign(nv + 1, 0);
+  for (const auto& t : data->triangles) {
+    const Vec3 c = (data->vertices[t[1]] - data->vertices[t[0]]).cross(data->vertices[t[2]] - data->vertices[t[0]]);
+    const Real len = c.norm();
+    data->triangleNormals.push_back(len > 0 ? Vec3(c / len) : Vec3::Zero());
+    for (int k : t) ++data->vertexTriangleOffsets[k + 1];
+  }
+  for (std::size_t i = 0; i < nv; ++i) data->vertexTriangleOffsets[i + 1] += data->vertexTriangleOffsets[i];
+  data->vertexTriangles.resize(data->vertexTriangleOffsets[nv]);
+  {
+    std::vector<int> fill(data->vertexTriangleOffsets.begin(), data->vertexTriangleOffsets.end() - 1);
+    for (std::size_t f = 0; f < data->triangles.size(); ++f)
+      for (int k : data->triangles[f]) data->vertexTriangles[fill[k]++] = static_cast<int>(f);
+  }
   Polytope p;
   p.data_ = data;
   for (int k = 0; k < 6; ++k) {

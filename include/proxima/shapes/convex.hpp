@@ -149,6 +149,10 @@ struct PolytopeData {
   /// hill-climbing, so that the first walk of a query is short.
   int seeds[6] = {0, 0, 0, 0, 0, 0};
   std::size_t inputPointCount = 0;
+  /// Unit outward normal of each triangle (zero for zero-area triangles), and the triangles around
+  /// each vertex (CSR), for the contact manifold's face lookup from a support vertex.
+  std::vector<Vec3> triangleNormals;
+  std::vector<int> vertexTriangleOffsets, vertexTriangles;
 };
 
 /// Convex hull of a point cloud. Degenerate clouds (duplicates, collinear, coplanar, a single
