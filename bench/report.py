@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""Turn proxima_bench / proxima_bench_accuracy JSON output into docs/benchmarks.md.
+"""Turn proxima_bench / proxima_bench_accuracy / proxima_bench_contact JSON output into docs/benchmarks.md.
 
-Usage: report.py --bench bench.json --accuracy accuracy.json [--meta meta.json] --out docs/benchmarks.md
+Usage: report.py [--bench bench.json --accuracy accuracy.json [--meta meta.json]]
+                 [--contact contact.json [--contact-meta contact_meta.json]] --out docs/benchmarks.md
+
+Either part may be omitted: the distance part (from --bench/--accuracy) or the Penetration section (from
+--contact, bench/report_contact.py) is then kept as it is in the existing --out file.
 
 Python 3 standard library only.
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_contact  # noqa: E402  (the Penetration section)
 
 CONFIGS = [
     ("distant", "2"),
@@ -139,14 +147,8 @@ def cell_time(res, key):
     return None if r is None else r["ns"]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
-    ap.add_argument("--accuracy", required=True)
-    ap.add_argument("--meta")
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-
+def distance_lines(args):
+    """The distance benchmark's part of docs/benchmarks.md (everything but the Penetration section)."""
     ctx, res = load_bench(args.bench)
     with open(args.accuracy) as f:
         acc = json.load(f)
@@ -458,8 +460,38 @@ def main():
                 w("| " + " | ".join(row) + " |")
         w("")
 
+    return L
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", help="proxima_bench JSON (distance); omitted: keep the distance part of --out")
+    ap.add_argument("--accuracy", help="proxima_bench_accuracy JSON (required with --bench)")
+    ap.add_argument("--meta")
+    ap.add_argument("--contact", help="proxima_bench_contact JSON; omitted: keep the Penetration section of --out")
+    ap.add_argument("--contact-meta")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    if args.bench and not args.accuracy:
+        ap.error("--bench needs --accuracy")
+    if not args.bench and not args.contact:
+        ap.error("nothing to report: give --bench/--accuracy and/or --contact")
+
+    old = ""
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            old = f.read()
+    dist = distance_lines(args) if args.bench else None
+    pen = None
+    if args.contact:
+        cmeta = {}
+        if args.contact_meta:
+            with open(args.contact_meta) as f:
+                cmeta = json.load(f)
+        pen = report_contact.penetration_lines(args.contact, cmeta)
+    text = report_contact.splice(old, dist, pen)
     with open(args.out, "w") as f:
-        f.write("\n".join(L) + "\n")
+        f.write(text)
     return 0
 
 
