@@ -110,7 +110,7 @@ Poly bestFace(const C& c, const Vec3& d) {
     if (data.dimension == 3) {
       // The face most aligned with d among those around the support vertex: in a face contact the
       // whole facet supports d, so one of its triangles is there.
-      c.p->support(d, hint);
+      (void)c.p->support(d, hint);  // sets hint.vertex
       const int v0 = hint.vertex;
       for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
         const Vec3& m = data.triangleNormals[data.vertexTriangles[e]];
