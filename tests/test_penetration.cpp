@@ -402,8 +402,8 @@ TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   const Shape e(Ellipsoid{Vec3(1, 1, 1)});
   ContactResult r = contact(e, at({0, 0, 0}), e, at(Vec3(1, 1, 1).normalized() * 1.5));
   ASSERT_EQ(r.status, Status::Overlapping);
-  EXPECT_NEAR(r.depth, 0.5, 1e-8);
-  EXPECT_NEAR((r.normal - Vec3(1, 1, 1).normalized()).norm(), 0, 1e-4);
+  EXPECT_NEAR(r.depth, 0.5, 1e-13);
+  EXPECT_NEAR((r.normal - Vec3(1, 1, 1).normalized()).norm(), 0, 1e-8);
   // A cylinder standing on a box: flat cap on a face.
   const Shape cyl(Cylinder{0.5, 1.0}), box(Box{Vec3(2, 2, 1)});
   r = contact(box, at({0, 0, 0}), cyl, at({0.3, 0.2, 1.98}));
@@ -419,6 +419,41 @@ TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   r = contact(e, at({0, 0, 0}), Shape(Ellipsoid{Vec3(2, 1, 0.5)}), at({1.2, 0.7, 0.3}), o);
   EXPECT_EQ(r.status, Status::MaxIterations);
   EXPECT_TRUE(std::isfinite(r.depth));
+}
+
+// Curved pairs end with Newton's method on the support function: the depth must be the overlap
+// along the returned normal, and no nearby direction may give a smaller overlap by more than the
+// contract's 1e-12 x scale (local optimality, checked with the shapes' own support mappings), on
+// random ellipsoid and ellipsoid-polytope pairs.
+TEST(PenetrationCurved, NewtonEndsAtTheMinimumOverlap) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const Shape ell(Ellipsoid{Vec3(1, 0.6, 0.3)});
+  const Shape others[] = {Shape(Ellipsoid{Vec3(0.8, 0.5, 0.4)}), Shape(Ellipsoid{Vec3(0.1, 0.5, 2.0)}),
+                          Shape(Polytope::fromPoints(test::icosphere(1)).value())};
+  int checked = 0;
+  for (int k = 0; k < 300; ++k) {
+    const Shape& b = others[k % 3];
+    const Transform pa = at(Vec3::Zero(), test::randomRotation(rng));
+    const Transform pb = at(Vec3(u(rng), u(rng), u(rng)) * 0.8, test::randomRotation(rng));
+    const ContactResult r = contact(ell, pa, b, pb);
+    if (r.status == Status::Separated) continue;
+    ASSERT_EQ(r.status, Status::Overlapping) << k;
+    auto overlap = [&](const Vec3& n) {
+      SupportHint ha, hb;
+      const Vec3 sa = pa.apply(ell.support(pa.rotateInverse(n), ha));
+      const Vec3 sb = pb.apply(b.support(pb.rotateInverse(Vec3(-n)), hb));
+      return n.dot(sa - sb);
+    };
+    EXPECT_NEAR(overlap(r.normal), r.depth, 1e-14) << k;
+    for (Real eps : {1e-2, 1e-4, 1e-6})
+      for (int j = 0; j < 6; ++j) {
+        const Vec3 n = (r.normal + eps * Vec3(u(rng), u(rng), u(rng))).normalized();
+        EXPECT_GE(overlap(n), r.depth - 2e-12) << k << " eps " << eps << " diff " << r.depth - overlap(n);
+      }
+    ++checked;
+  }
+  EXPECT_GT(checked, 200);
 }
 
 TEST(PenetrationInflated, RadiiWithoutExpansionAndWithCoreOverlap) {

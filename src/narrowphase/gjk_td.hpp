@@ -399,36 +399,125 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   int face = -1;
   Real upper = std::numeric_limits<Real>::infinity();
   int expansions = 0;
-  for (;;) {
-    face = P.closestFace();
-    if (face < 0) return fail(Status::Degenerate, "expanding polytope has no face");
-    const Vec3 n = P.f[face].n;
-    const int s = support(n);
-    if (s == -2) return fail(Status::Degenerate, "non-finite support point");
-    if (s == -1) break;  // capacity: MaxIterations with the current face
-    const Real h = n.dot(P.y[s]);
-    upper = std::min(upper, h);
-    // A support point that is already a vertex cannot be beyond any face of the (convex)
-    // polytope: the face is a facet of the CSO, exactly.
-    bool known = false;
-    for (int i = 0; i < s && !known; ++i) known = P.y[i] == P.y[s];
-    if (known) {
-      --P.nv;
-      status = Status::Overlapping;
-      break;
+  // Expands until the closest face is accepted at relative tolerance relTol; false on a failure
+  // already written to `out`.
+  auto expand = [&](Real relTol) -> bool {
+    status = Status::MaxIterations;
+    for (;;) {
+      face = P.closestFace();
+      if (face < 0) return fail(Status::Degenerate, "expanding polytope has no face"), false;
+      const Vec3 n = P.f[face].n;
+      const int s = support(n);
+      if (s == -2) return fail(Status::Degenerate, "non-finite support point"), false;
+      if (s == -1) return true;  // capacity: MaxIterations with the current face
+      const Real h = n.dot(P.y[s]);
+      upper = std::min(upper, h);
+      // A support point that is already a vertex cannot be beyond any face of the (convex)
+      // polytope: the face is a facet of the CSO, exactly.
+      bool known = false;
+      for (int i = 0; i < s && !known; ++i) known = P.y[i] == P.y[s];
+      // Location condition (line 10): E on the face, within tolerance or exactly.
+      if (known || !(h - P.f[face].d > relTol * P.scale()) || !P.sees(s, face)) {
+        --P.nv;  // E adds nothing
+        status = Status::Overlapping;
+        return true;
+      }
+      if (expansions >= opt.maxExpansions) {
+        --P.nv;
+        return true;
+      }
+      ++expansions;
+      if (!P.insert(s, face)) return fail(Status::Degenerate, "expanding polytope lost consistency"), false;
     }
-    // Location condition (line 10): E on the face, within tolerance or exactly.
-    if (!(h - P.f[face].d > opt.relTolerance * P.scale()) || !P.sees(s, face)) {
-      --P.nv;  // E adds nothing
-      status = Status::Overlapping;
-      break;
+  };
+  constexpr bool kCurved = !(kPolyhedralCore<SA> && kPolyhedralCore<SB>);
+  const Real firstTol = kCurved ? std::max(opt.relTolerance, tol::kEpaCurvedStart) : opt.relTolerance;
+  if (!expand(firstTol)) return out;
+  if constexpr (kCurved) {
+    // Curved surfaces: the polytope converges only linearly, so stop it early and finish with
+    // Newton's method for the minimum of the CSO support function h(n) over unit n (its gradient
+    // is the support point p(n); the tangential part of p vanishes at the optimum). The Hessian on
+    // the sphere is t_i·J t_j - h δ_ij with J = dp/dn by finite differences. Steps must decrease h;
+    // if the optimum is not smooth (a flat cap, an apex: H not positive definite) the expansion
+    // simply resumes at full tolerance.
+    if (status == Status::Overlapping && firstTol > opt.relTolerance) {
+      auto cso = [&](const Vec3& dir, Vec3& sa, Vec3& pb) -> Vec3 {
+        sa = a.support(dir, hintA);
+        pb = mulMat(R, b.support(mulMatT(R, Vec3(-dir)), hintB)) + t;
+        return sa - pb;
+      };
+      Vec3 nn = P.f[face].n, sa, pb;
+      Vec3 p = cso(nn, sa, pb);
+      Real h = nn.dot(p);
+      bool converged = false;
+      const Real sc = std::max(P.scale(), p.norm());
+      for (int it = 0; it < tol::kEpaNewtonIterations && std::isfinite(h); ++it) {
+        const Vec3 t1 = nn.unitOrthogonal(), t2 = nn.cross(t1);
+        const Real g1 = t1.dot(p), g2 = t2.dot(p);
+        const Real eps = tol::kEpaNewtonStep;
+        Vec3 s1, s2, q1, q2;
+        const Vec3 p1 = cso(nn + eps * t1, s1, q1), p2 = cso(nn + eps * t2, s2, q2);
+        const Real j11 = t1.dot(p1 - p) / eps, j22 = t2.dot(p2 - p) / eps;
+        const Real j12 = 0.5 * (t1.dot(p2 - p) + t2.dot(p1 - p)) / eps;
+        const Real h11 = j11 - h, h22 = j22 - h, det = h11 * h22 - j12 * j12;
+        if (!(h11 > 0 && det > 0)) break;  // not a smooth minimum here
+        Real d1 = -(h22 * g1 - j12 * g2) / det, d2 = -(h11 * g2 - j12 * g1) / det;
+        // Predicted decrease of h: converged once it is below the rounding of h itself.
+        const Real decrease = -0.5 * (g1 * d1 + g2 * d2);
+        if (!(decrease > tol::kEpaNewtonDecrease * sc)) {
+          converged = decrease >= 0;
+          break;
+        }
+        const Real len = std::hypot(d1, d2);
+        if (len > 0.5) d1 *= 0.5 / len, d2 *= 0.5 / len;
+        // Backtracking: halve the step until h decreases.
+        bool moved = false;
+        for (int half = 0; half < 40 && !moved; ++half, d1 *= 0.5, d2 *= 0.5) {
+          const Vec3 nNew = (nn + d1 * t1 + d2 * t2).normalized();
+          Vec3 saNew, pbNew;
+          const Vec3 pNew = cso(nNew, saNew, pbNew);
+          const Real hNew = nNew.dot(pNew);
+          if (hNew < h) nn = nNew, p = pNew, h = hNew, sa = saNew, pb = pbNew, moved = true;
+        }
+        if (!moved) break;
+      }
+      // A better minimum elsewhere would have to show through a face of the (inner) polytope with
+      // a plane distance below h; accept Newton's answer only if every such face lies within
+      // ~0.25 rad of its normal (the basin it converged in), else finish by expansion.
+      if (converged) {
+        for (int k = 0; k < P.nf && converged; ++k) {
+          const auto& g = P.f[k];
+          if (!g.alive || !(g.d < h)) continue;
+          for (int i = 0; i < 3 && converged; ++i) {
+            const Vec3& v = P.y[g.v[i]];
+            converged = nn.dot(v) >= 0.97 * v.norm();
+          }
+        }
+      }
+      if (converged && h <= upper) {
+        out.status = Status::Overlapping;
+        out.distance = -h;
+        out.depth = h;
+        out.lowerBound = -h;
+        out.normal = poseA.rotate(nn);
+        out.witnessA = poseA.apply(sa);
+        out.witnessB = poseA.apply(pb);
+        out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+        out.iterations = gjkIterations + expansions;
+        out.expansions = expansions;
+        out.polytopeVertices = P.nv;
+        out.simplexSize = 1;
+        out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
+        const auto& G = P.f[face];
+        cc.hasFace = true;
+        cc.normalLocalA = nn;
+        cc.faceSize = 3;
+        for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[G.v[i]], cc.faceB[i] = P.lb[G.v[i]];
+        cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+        return out;
+      }
+      if (!expand(opt.relTolerance)) return out;
     }
-    if (expansions >= opt.maxExpansions) {
-      --P.nv;
-      break;
-    }
-    ++expansions;
-    if (!P.insert(s, face)) return fail(Status::Degenerate, "expanding polytope lost consistency");
   }
 
   // --- Read the answer off the closest face. ---
@@ -498,6 +587,12 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     // The reported depth is the overlap along the reported normal (self-consistent, >= the true
     // depth by rounding only); the face's plane distance stays the certified lower bound.
     if (status == Status::Overlapping) d = static_cast<Real>(hBest);
+  } else if (status == Status::Overlapping) {
+    // Curved pair finished by expansion (non-smooth optimum): report the overlap along the
+    // normal, like the other paths (within kEpaRelative x scale above the face's lower bound).
+    const Vec3 sa = a.support(n, hintA);
+    const Vec3 pb = mulMat(R, b.support(mulMatT(R, Vec3(-n)), hintB)) + t;
+    d = n.dot(sa - pb);
   }
   const auto& G = P.f[best];
   faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);

@@ -46,6 +46,16 @@ inline constexpr Real kEpaRelative = 1e-12;
 /// Cap on GJK-TD expansions (reported as MaxIterations, never silent). Polytopes need a handful
 /// (4 in Descantes' Fig. 9); the cap and the capacity below bound curved shapes.
 inline constexpr int kEpaMaxExpansions = 250;
+/// Curved shapes: the expansion first stops at kEpaCurvedStart x scale, then Newton's method on
+/// the support function finishes (at most kEpaNewtonIterations steps, finite differences with
+/// direction step kEpaNewtonStep, backtracking) until the predicted decrease of the overlap is
+/// below kEpaNewtonDecrease x scale, i.e. the rounding of the overlap itself. Where the optimum is
+/// not smooth (flat caps, apexes, polytope facets) the expansion resumes at kEpaRelative.
+inline constexpr Real kEpaCurvedStart = 1e-6;
+inline constexpr int kEpaNewtonIterations = 16;
+inline constexpr Real kEpaNewtonStep = 1e-7;
+inline constexpr Real kEpaNewtonDecrease = 4.0 * kEps;
+
 /// Vertex capacity of the expanded polytope (fixed arrays: no allocation per query).
 inline constexpr int kEpaMaxVertices = kEpaMaxExpansions + 8;
 
