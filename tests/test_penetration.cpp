@@ -432,6 +432,7 @@ TEST(PenetrationCurved, NewtonEndsAtTheMinimumOverlap) {
   const Shape others[] = {Shape(Ellipsoid{Vec3(0.8, 0.5, 0.4)}), Shape(Ellipsoid{Vec3(0.1, 0.5, 2.0)}),
                           Shape(Polytope::fromPoints(test::icosphere(1)).value())};
   int checked = 0;
+  long expansions = 0;
   for (int k = 0; k < 300; ++k) {
     const Shape& b = others[k % 3];
     const Transform pa = at(Vec3::Zero(), test::randomRotation(rng));
@@ -452,8 +453,10 @@ TEST(PenetrationCurved, NewtonEndsAtTheMinimumOverlap) {
         EXPECT_GE(overlap(n), r.depth - 2e-12) << k << " eps " << eps << " diff " << r.depth - overlap(n);
       }
     ++checked;
+    expansions += r.expansions;
   }
   EXPECT_GT(checked, 200);
+  std::printf("[ curved  ] %d overlapping pairs, %.1f expansions per pair\n", checked, double(expansions) / checked);
 }
 
 TEST(PenetrationInflated, RadiiWithoutExpansionAndWithCoreOverlap) {
