@@ -188,7 +188,6 @@ void segSegClosest(const LV& p0, const LV& p1, const LV& q0, const LV& q1, LD& b
   }
 }
 
-LD orient(const LV& a, const LV& b, const LV& c, const LV& d) { return (b - a).cross(c - a).dot(d - a); }
 
 // Segment pq crosses triangle abc (non-coplanar case; coplanar contacts show up as distance 0).
 // Sign of orient(w, x, y, z): long double when clearly above its rounding bound (including the

@@ -34,7 +34,7 @@ void expectWitnessesConsistent(const DistanceResult& r) {
   if (r.status != Status::Separated) return;
   EXPECT_NEAR((r.witnessB - r.witnessA).norm(), r.distance, 1e-14 * (1 + r.distance));
   EXPECT_NEAR(r.normal.norm(), 1.0, 1e-14);
-  if (r.distance > 1e-12) EXPECT_LE((r.witnessA + r.distance * r.normal - r.witnessB).norm(), 1e-13);
+  if (r.distance > 1e-12) { EXPECT_LE((r.witnessA + r.distance * r.normal - r.witnessB).norm(), 1e-13); }
 }
 
 const Real kGaps[] = {2.0, 1e-3, 1e-9};
@@ -136,7 +136,7 @@ TEST(GjkInvariants, DescentWitnessSymmetryOrderDuplicatesRigidMotion) {
     const DistanceResult s = gjkDistance(B, tb, A, ta);
     EXPECT_EQ(r.status, s.status);
     EXPECT_NEAR(r.distance, s.distance, 1e-14 * (1 + r.distance));
-    if (r.status == Status::Separated && r.distance > 1e-9) EXPECT_LE((r.normal + s.normal).norm(), 1e-9);
+    if (r.status == Status::Separated && r.distance > 1e-9) { EXPECT_LE((r.normal + s.normal).norm(), 1e-9); }
     // Vertex order and duplicates.
     std::vector<Vec3> shuffled = pa;
     std::shuffle(shuffled.begin(), shuffled.end(), rng);

@@ -102,7 +102,7 @@ TEST(ShapeJson, AllTypesParse) {
   for (const char* s : shapes) {
     auto r = io::parseShape(json::parse(s), "a", "");
     EXPECT_TRUE(r.ok()) << s << ": " << r.message();
-    if (r.ok()) EXPECT_EQ(static_cast<int>(r.value().shape.type()), i) << s;
+    if (r.ok()) { EXPECT_EQ(static_cast<int>(r.value().shape.type()), i) << s; }
     ++i;
   }
   auto mesh = io::parseShape(json::parse(R"({"type": "mesh", "file": "cube.stl"})"), "b", kExamples);

@@ -227,7 +227,7 @@ TEST(PenetrationInvariants, SwapFlipsNormalKeepsDepth) {
     ASSERT_EQ(r.status, q.status);
     if (r.status != Status::Overlapping) continue;
     EXPECT_NEAR(r.depth, q.depth, 1e-13) << k;
-    if (r.depth > 1e-9) EXPECT_NEAR((r.normal + q.normal).norm(), 0, 1e-9) << k;
+    if (r.depth > 1e-9) { EXPECT_NEAR((r.normal + q.normal).norm(), 0, 1e-9) << k; }
   }
 }
 
@@ -389,7 +389,7 @@ TEST(PenetrationWarmStart, SameAnswerFewerExpansions) {
     const ContactResult c = contact(s, pa, s, pb);
     ASSERT_EQ(w.status, c.status) << i;
     EXPECT_NEAR(w.depth, c.depth, 2e-15) << i;
-    if (c.depth > 1e-9) EXPECT_NEAR((w.normal - c.normal).norm(), 0, 1e-9) << i;
+    if (c.depth > 1e-9) { EXPECT_NEAR((w.normal - c.normal).norm(), 0, 1e-9) << i; }
     warmExp += w.expansions, coldExp += c.expansions;
   }
   EXPECT_LT(warmExp, coldExp);

@@ -134,7 +134,7 @@ TEST(SignedVolumes, ThesisDegenerateTetrahedronFig46) {
       EXPECT_NEAR(l1, 0.4994534, 1e-6);
       EXPECT_NEAR(l2, 0.0008361, 1e-6);
       EXPECT_NEAR(l3, 0.4997104, 1e-6);
-      if (mode == SignMode::Exact && gjk) EXPECT_EQ(st.s2d, 1) << "exact signs: path V1234 -> V123 only";
+      if (mode == SignMode::Exact && gjk) { EXPECT_EQ(st.s2d, 1) << "exact signs: path V1234 -> V123 only"; }
     }
 }
 
@@ -177,7 +177,7 @@ TEST(Predicates, ExactDet3AgreesWithLongDoubleAndCatchesCancellation) {
     if (k % 2) c += Vec3(u(rng), u(rng), u(rng)) * 1e-3;
     const int s = exactSignDet3(a, b, c);
     const long double ld = a.cast<long double>().dot(b.cast<long double>().cross(c.cast<long double>()));
-    if (std::abs(ld) > 1e-15L) EXPECT_EQ(s, (ld > 0) - (ld < 0));
+    if (std::abs(ld) > 1e-15L) { EXPECT_EQ(s, (ld > 0) - (ld < 0)); }
   }
   // Exactly dependent rows: c = a + b with small integers.
   EXPECT_EQ(exactSignDet3(Vec3(1, 2, 3), Vec3(4, 5, 6), Vec3(5, 7, 9)), 0);
