@@ -360,7 +360,7 @@ TEST(PenetrationInvariants, ContinuousAcrossAnEdge) {
   const Shape a(Box{Vec3(1, 1, 1)}), b(Box{Vec3(0.5, 0.5, 0.5)});
   const Quat q(Eigen::AngleAxis<Real>(0.3, Vec3::UnitX()));
   Real prevDepth = -1;
-  Vec3 prevPoint;
+  Vec3 prevPoint = Vec3::Zero();
   const int steps = 400;
   for (int i = 0; i <= steps; ++i) {
     const Real y = 0.5 + 1.0 * i / steps;
