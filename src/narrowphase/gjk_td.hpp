@@ -398,6 +398,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   Status status = Status::MaxIterations;
   int face = -1;
   Real upper = std::numeric_limits<Real>::infinity();
+  Real hFinal = std::numeric_limits<Real>::quiet_NaN();  // overlap along the accepted face's normal
   int expansions = 0;
   // Expands until the closest face is accepted at relative tolerance relTol; false on a failure
   // already written to `out`.
@@ -419,6 +420,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       // Location condition (line 10): E on the face, within tolerance or exactly.
       if (known || !(h - P.f[face].d > relTol * P.scale()) || !P.sees(s, face)) {
         --P.nv;  // E adds nothing
+        hFinal = h;
         status = Status::Overlapping;
         return true;
       }
@@ -540,7 +542,17 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (m > worst) worst = m, best = k;
     }
   }
-  if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
+  // A well-shaped final triangle has a normal accurate to a few ulps: report the overlap along it
+  // (already computed by the acceptance test) and skip the re-fit below.
+  bool wellShaped = false;
+  if (status == Status::Overlapping && std::isfinite(hFinal)) {
+    const Vec3 e0 = P.y[F.v[1]] - P.y[F.v[0]], e1 = P.y[F.v[2]] - P.y[F.v[1]], e2 = P.y[F.v[0]] - P.y[F.v[2]];
+    const Real longest2 = std::max({e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm()});
+    wellShaped = F.cross.norm() >= 0.05 * longest2;
+  }
+  if (wellShaped) {
+    d = hFinal;
+  } else if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
     // Re-fit the facet's plane from all of its vertices in long double: the closest triangle can
     // be a sliver (a large face against a small one) whose own normal carries roundoff / height.
     // Faces "of the same facet" are gathered with a tolerance, which can also catch a distinct but
