@@ -248,15 +248,6 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   ContactCache& cc = cache ? *cache : local;
   ContactResult out;
   out.method = PenetrationMethod::GjkTd;
-  static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
-  const int gjkIterations = out.iterations;
-  if (out.status != Status::Overlapping) {
-    // Apart (or GJK stopped early with a positive distance): no expansion.
-    out.depth = 0;
-    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
-    cc.hasFace = false;
-    return out;
-  }
 
   // B relative to A, exactly as GJK computes it.
   const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
@@ -265,6 +256,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
 
   ExpandingPolytope& P = scratchPolytope();
   P.reset();
+  int gjkIterations = 0;
   // CSO support point along dir: s_A(dir) - s_B(-dir).
   auto support = [&](const Vec3& dir) -> int {
     const Vec3 sa = a.support(dir, hintA);
@@ -289,6 +281,40 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     cc.hasFace = false;
     return out;
   };
+
+  // --- Warm start (DEM time steps): the previous closest face, re-evaluated under the current
+  // poses, plus the support point opposite to it form a tetrahedron inside the CSO. If it strictly
+  // contains the origin (exact orientation tests) the bodies overlap for certain: GJK is skipped and
+  // the expansion starts from it; in a persisting face contact the first face examined is accepted.
+  bool warm = false;
+  if (cc.hasFace && cc.faceSize == 3) {
+    int f3[3];
+    for (int i = 0; i < 3; ++i)
+      f3[i] = P.addVertex(cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t), cc.faceA[i], cc.faceB[i]);
+    Vec3 nf = (P.y[f3[1]] - P.y[f3[0]]).cross(P.y[f3[2]] - P.y[f3[0]]);
+    if (nf.dot(cc.normalLocalA) < 0) nf = -nf;
+    const int deep = nf.squaredNorm() > 0 ? support(-nf) : -1;
+    if (deep >= 0 && exactOrient3d(P.y[f3[0]], P.y[f3[1]], P.y[f3[2]], P.y[deep]) != 0) {
+      P.buildTetrahedron(f3[0], f3[1], f3[2], deep);
+      warm = true;
+      for (int k = 0; k < P.nf && warm; ++k) {
+        const auto& g = P.f[k];
+        warm = exactOrient3d(P.y[g.v[0]], P.y[g.v[1]], P.y[g.v[2]], Vec3::Zero()) < 0;
+      }
+    }
+    if (!warm) P.reset();
+  }
+  if (!warm) {
+  static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
+  gjkIterations = out.iterations;
+  if (out.status != Status::Overlapping) {
+    // Apart (or GJK stopped early with a positive distance): no expansion.
+    out.depth = 0;
+    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    cc.hasFace = false;
+    return out;
+  }
+  hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
 
   // --- Initial tetrahedron from GJK's simplex (note (e): blow up 1-3 points). ---
   int ids[4];
@@ -393,6 +419,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
     }
   }
+
+  }  // !warm
 
   // --- Expansion (Algorithm 3 lines 8-28). ---
   Status status = Status::MaxIterations;
