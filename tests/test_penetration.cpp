@@ -396,6 +396,37 @@ TEST(PenetrationWarmStart, SameAnswerFewerExpansions) {
   std::printf("[ warm    ] expansions per query: warm %.2f, cold %.2f\n", warmExp / 300.0, coldExp / 300.0);
 }
 
+// The warm path must give the cold answer whatever the motion: large turns (the cached face stops
+// being the contact face), separation and re-contact (the cached tetrahedron no longer contains the
+// origin), on random hulls and boxes.
+TEST(PenetrationWarmStart, LargeMotionsSeparationAndRecontact) {
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  int overlapping = 0, separated = 0;
+  for (int pair = 0; pair < 20; ++pair) {
+    const Shape a = pair % 4 == 3 ? Shape(Box{Vec3(0.6, 0.4, 0.3)})
+                                  : Shape(Polytope::fromPoints(randomCloud(rng, 12, Vec3(1, 0.7, 0.5))).value());
+    const Shape b(Polytope::fromPoints(randomCloud(rng, 9, Vec3(0.5, 0.8, 0.6))).value());
+    Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+    const Real turn = pair % 2 ? 0.05 : 0.002;
+    const Quat sa(Eigen::AngleAxis<Real>(turn, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Quat sb(Eigen::AngleAxis<Real>(turn, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    ContactCache cache;
+    for (int i = 0; i < 150; ++i) {
+      qa = sa * qa, qb = sb * qb;
+      const Transform pa = at(Vec3::Zero(), qa), pb = at(dir * (1.0 + 0.6 * std::sin(0.07 * i)), qb);
+      const ContactResult w = contact(a, pa, b, pb, {}, &cache);
+      const ContactResult c = contact(a, pa, b, pb);
+      ASSERT_EQ(w.status, c.status) << pair << " " << i;
+      EXPECT_NEAR(w.distance, c.distance, 1e-13) << pair << " " << i;
+      (c.status == Status::Overlapping ? overlapping : separated)++;
+    }
+  }
+  EXPECT_GT(overlapping, 500);
+  EXPECT_GT(separated, 300);
+}
+
 TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   // Ellipsoids with equal radii are spheres, but on the curved path (no point core): depth must
   // still come out accurate.
