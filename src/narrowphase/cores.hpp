@@ -22,11 +22,14 @@ inline Core coreOf(const Shape& s) {
   return std::visit(
       [](const auto& g) -> Core {
         using G = std::decay_t<decltype(g)>;
-        if constexpr (std::is_same_v<G, Sphere>) return Point{};
+        if constexpr (std::is_same_v<G, Sphere>)
+          return Point{};
         else if constexpr (std::is_same_v<G, Capsule>)
           return Segment{Vec3(0, 0, -g.halfLength), Vec3(0, 0, g.halfLength)};
-        else if constexpr (std::is_same_v<G, Polytope>) return PolytopeRef{&g};
-        else return g;
+        else if constexpr (std::is_same_v<G, Polytope>)
+          return PolytopeRef{&g};
+        else
+          return g;
       },
       s.geometry());
 }

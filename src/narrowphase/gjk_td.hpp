@@ -35,10 +35,10 @@ class ExpandingPolytope {
 
   struct Face {
     int v[3];
-    int adj[3];  ///< adj[i]: face across the edge v[i] -> v[i+1]
-    Vec3 n;      ///< outward unit normal
-    Real d;      ///< plane distance from the origin, n·y[v[0]] (negative: origin outside)
-    Vec3 cross;  ///< (y1 - y0) x (y2 - y0) as rounded, for the orient3d filter
+    int adj[3];     ///< adj[i]: face across the edge v[i] -> v[i+1]
+    Vec3 n;         ///< outward unit normal
+    Real d;         ///< plane distance from the origin, n·y[v[0]] (negative: origin outside)
+    Vec3 cross;     ///< (y1 - y0) x (y2 - y0) as rounded, for the orient3d filter
     Vec3 crossAbs;  ///< |u_y v_z| + |u_z v_y|, ...: the filter's magnitude terms
     bool alive;
   };
@@ -201,9 +201,12 @@ class ExpandingPolytope {
 
   int makeFace(int a, int b, int c) {
     int k;
-    if (freeCount_ > 0) k = free_[--freeCount_];
-    else if (nf < kMaxF) k = nf++;
-    else return -1;
+    if (freeCount_ > 0)
+      k = free_[--freeCount_];
+    else if (nf < kMaxF)
+      k = nf++;
+    else
+      return -1;
     state_[k] = 0;
     Face& g = f[k];
     g.v[0] = a, g.v[1] = b, g.v[2] = c;
@@ -212,8 +215,9 @@ class ExpandingPolytope {
     const Vec3 u = y[b] - y[a], v = y[c] - y[a];
     Vec3 n = u.cross(v);
     g.cross = n;
-    g.crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
-                      std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
+    g.crossAbs =
+        Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
+             std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
     const Real len = n.norm();
     if (len > 0 && std::isfinite(len)) {
       n /= len;
@@ -305,120 +309,128 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     if (!warm) P.reset();
   }
   if (!warm) {
-  static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
-  gjkIterations = out.iterations;
-  if (out.status != Status::Overlapping) {
-    // Apart (or GJK stopped early with a positive distance): no expansion.
-    out.depth = 0;
-    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
-    cc.hasFace = false;
-    return out;
-  }
-  hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
+    static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
+    gjkIterations = out.iterations;
+    if (out.status != Status::Overlapping) {
+      // Apart (or GJK stopped early with a positive distance): no expansion.
+      out.depth = 0;
+      out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+      cc.hasFace = false;
+      return out;
+    }
+    hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
 
-  // --- Initial tetrahedron from GJK's simplex (note (e): blow up 1-3 points). ---
-  int ids[4];
-  int count = 0;
-  for (int i = 0; i < cc.gjk.size; ++i) {
-    const Vec3 w = cc.gjk.localA[i] - (mulMat(R, cc.gjk.localB[i]) + t);
-    bool dup = false;
-    for (int k = 0; k < count; ++k) dup = dup || P.y[ids[k]] == w;
-    if (!dup) ids[count++] = P.addVertex(w, cc.gjk.localA[i], cc.gjk.localB[i]);
-  }
-  if (count == 4 && exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[ids[3]]) == 0) {
-    // Flat tetrahedron: keep the three points spanning the largest triangle.
-    int drop = 0;
-    Real bestArea = -1;
-    for (int k = 0; k < 4; ++k) {
-      int o[3], m = 0;
-      for (int j = 0; j < 4; ++j)
-        if (j != k) o[m++] = ids[j];
-      const Real area = (P.y[o[1]] - P.y[o[0]]).cross(P.y[o[2]] - P.y[o[0]]).squaredNorm();
-      if (area > bestArea) bestArea = area, drop = k;
+    // --- Initial tetrahedron from GJK's simplex (note (e): blow up 1-3 points). ---
+    int ids[4];
+    int count = 0;
+    for (int i = 0; i < cc.gjk.size; ++i) {
+      const Vec3 w = cc.gjk.localA[i] - (mulMat(R, cc.gjk.localB[i]) + t);
+      bool dup = false;
+      for (int k = 0; k < count; ++k) dup = dup || P.y[ids[k]] == w;
+      if (!dup) ids[count++] = P.addVertex(w, cc.gjk.localA[i], cc.gjk.localB[i]);
     }
-    for (int k = drop; k < 3; ++k) ids[k] = ids[k + 1];
-    count = 3;
-  }
-  if (count == 0) {
-    const int s = support(Vec3::UnitX());
-    if (s < 0) return fail(Status::Degenerate, "non-finite support point");
-    ids[count++] = s;
-  }
-  if (count == 1) {
-    const Vec3 dirs[6] = {Vec3::UnitX(), -Vec3::UnitX(), Vec3::UnitY(), -Vec3::UnitY(), Vec3::UnitZ(), -Vec3::UnitZ()};
-    for (const Vec3& d : dirs) {
-      const int s = support(d);
-      if (s == -2) return fail(Status::Degenerate, "non-finite support point");
-      if (s >= 0 && P.y[s] != P.y[ids[0]]) {
-        ids[count++] = s;
-        break;
+    if (count == 4 && exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[ids[3]]) == 0) {
+      // Flat tetrahedron: keep the three points spanning the largest triangle.
+      int drop = 0;
+      Real bestArea = -1;
+      for (int k = 0; k < 4; ++k) {
+        int o[3], m = 0;
+        for (int j = 0; j < 4; ++j)
+          if (j != k) o[m++] = ids[j];
+        const Real area = (P.y[o[1]] - P.y[o[0]]).cross(P.y[o[2]] - P.y[o[0]]).squaredNorm();
+        if (area > bestArea) bestArea = area, drop = k;
+      }
+      for (int k = drop; k < 3; ++k) ids[k] = ids[k + 1];
+      count = 3;
+    }
+    if (count == 0) {
+      const int s = support(Vec3::UnitX());
+      if (s < 0) return fail(Status::Degenerate, "non-finite support point");
+      ids[count++] = s;
+    }
+    if (count == 1) {
+      const Vec3 dirs[6] = {Vec3::UnitX(),  -Vec3::UnitX(), Vec3::UnitY(),
+                            -Vec3::UnitY(), Vec3::UnitZ(),  -Vec3::UnitZ()};
+      for (const Vec3& d : dirs) {
+        const int s = support(d);
+        if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+        if (s >= 0 && P.y[s] != P.y[ids[0]]) {
+          ids[count++] = s;
+          break;
+        }
+      }
+      if (count == 1) return touching(Vec3::UnitX());  // the CSO is a single point: both bodies are points
+    }
+    if (count == 2) {
+      const Vec3 u = P.y[ids[1]] - P.y[ids[0]];
+      int k = 0;
+      const Vec3 au = u.cwiseAbs();
+      if (au.y() < au[k]) k = 1;
+      if (au.z() < au[k]) k = 2;
+      const Vec3 d1 = u.cross(Vec3::Unit(k)).normalized();
+      const Vec3 d2 = u.cross(d1).normalized();
+      const Vec3 dirs[4] = {d1, -d1, d2, -d2};
+      for (const Vec3& d : dirs) {
+        const int s = support(d);
+        if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+        if (s >= 0 && (P.y[s] - P.y[ids[0]]).cross(u).squaredNorm() > 0) {
+          ids[count++] = s;
+          break;
+        }
+      }
+      if (count == 2) return touching(d1);  // the CSO is a segment
+    }
+    int extra = -1;  // a fifth point making a bipyramid around a GJK triangle
+    if (count == 3) {
+      const Vec3 n = (P.y[ids[1]] - P.y[ids[0]]).cross(P.y[ids[2]] - P.y[ids[0]]);
+      const int sp = support(n), sm = support(-n);
+      if (sp == -2 || sm == -2) return fail(Status::Degenerate, "non-finite support point");
+      const int op = sp >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sp]) : 0;
+      const int om = sm >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sm]) : 0;
+      if (op > 0 && om < 0)
+        ids[count++] = sp, extra = sm;
+      else if (op > 0)
+        ids[count++] = sp;
+      else if (om < 0)
+        ids[count++] = sm;
+      else {
+        // The CSO lies in the triangle's plane: depth 0 along its normal.
+        Vec3 nn = n.normalized();
+        if (nn.dot(P.y[ids[0]]) < 0) nn = -nn;
+        return touching(nn);
       }
     }
-    if (count == 1) return touching(Vec3::UnitX());  // the CSO is a single point: both bodies are points
-  }
-  if (count == 2) {
-    const Vec3 u = P.y[ids[1]] - P.y[ids[0]];
-    int k = 0;
-    const Vec3 au = u.cwiseAbs();
-    if (au.y() < au[k]) k = 1;
-    if (au.z() < au[k]) k = 2;
-    const Vec3 d1 = u.cross(Vec3::Unit(k)).normalized();
-    const Vec3 d2 = u.cross(d1).normalized();
-    const Vec3 dirs[4] = {d1, -d1, d2, -d2};
-    for (const Vec3& d : dirs) {
-      const int s = support(d);
-      if (s == -2) return fail(Status::Degenerate, "non-finite support point");
-      if (s >= 0 && (P.y[s] - P.y[ids[0]]).cross(u).squaredNorm() > 0) {
-        ids[count++] = s;
-        break;
+    P.buildTetrahedron(ids[0], ids[1], ids[2], ids[3]);
+    if (extra >= 0) {
+      const int k = P.findVisibleFace(extra);
+      if (k >= 0 && !P.insert(extra, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+    }
+    // Warm start: the previous closest face and the support point along the previous normal, both
+    // re-evaluated under the current poses, seed the polytope near the answer.
+    if (cc.hasFace) {
+      for (int i = 0; i < cc.faceSize; ++i) {
+        const Vec3 w = cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t);
+        const int s = P.addVertex(w, cc.faceA[i], cc.faceB[i]);
+        if (s < 0) break;
+        bool known = false;
+        for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
+        const int k = known ? -1 : P.findVisibleFace(s);
+        if (k < 0)
+          --P.nv;  // inside: drop it again
+        else if (!P.insert(s, k))
+          return fail(Status::Degenerate, "expanding polytope lost consistency");
+      }
+      const int s = support(cc.normalLocalA);
+      if (s >= 0) {
+        bool known = false;
+        for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
+        const int k = known ? -1 : P.findVisibleFace(s);
+        if (k < 0)
+          --P.nv;
+        else if (!P.insert(s, k))
+          return fail(Status::Degenerate, "expanding polytope lost consistency");
       }
     }
-    if (count == 2) return touching(d1);  // the CSO is a segment
-  }
-  int extra = -1;  // a fifth point making a bipyramid around a GJK triangle
-  if (count == 3) {
-    const Vec3 n = (P.y[ids[1]] - P.y[ids[0]]).cross(P.y[ids[2]] - P.y[ids[0]]);
-    const int sp = support(n), sm = support(-n);
-    if (sp == -2 || sm == -2) return fail(Status::Degenerate, "non-finite support point");
-    const int op = sp >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sp]) : 0;
-    const int om = sm >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sm]) : 0;
-    if (op > 0 && om < 0) ids[count++] = sp, extra = sm;
-    else if (op > 0) ids[count++] = sp;
-    else if (om < 0) ids[count++] = sm;
-    else {
-      // The CSO lies in the triangle's plane: depth 0 along its normal.
-      Vec3 nn = n.normalized();
-      if (nn.dot(P.y[ids[0]]) < 0) nn = -nn;
-      return touching(nn);
-    }
-  }
-  P.buildTetrahedron(ids[0], ids[1], ids[2], ids[3]);
-  if (extra >= 0) {
-    const int k = P.findVisibleFace(extra);
-    if (k >= 0 && !P.insert(extra, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
-  }
-  // Warm start: the previous closest face and the support point along the previous normal, both
-  // re-evaluated under the current poses, seed the polytope near the answer.
-  if (cc.hasFace) {
-    for (int i = 0; i < cc.faceSize; ++i) {
-      const Vec3 w = cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t);
-      const int s = P.addVertex(w, cc.faceA[i], cc.faceB[i]);
-      if (s < 0) break;
-      bool known = false;
-      for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
-      const int k = known ? -1 : P.findVisibleFace(s);
-      if (k < 0) --P.nv;  // inside: drop it again
-      else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
-    }
-    const int s = support(cc.normalLocalA);
-    if (s >= 0) {
-      bool known = false;
-      for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
-      const int k = known ? -1 : P.findVisibleFace(s);
-      if (k < 0) --P.nv;
-      else if (!P.insert(s, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
-    }
-  }
 
   }  // !warm
 

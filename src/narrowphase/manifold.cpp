@@ -64,8 +64,10 @@ Poly bestFace(const C& c, const Vec3& d) {
   } else if constexpr (std::is_same_v<C, Segment>) {
     const Real da = d.dot(c.a), db = d.dot(c.b), len = (c.b - c.a).norm();
     // Both ends when the segment is perpendicular to d (edge contact), else the supporting end.
-    if (std::abs(da - db) <= (1 - kFaceAlignCos) * len) f.p[0] = c.a, f.p[1] = c.b, f.n = 2;
-    else f.p[0] = da > db ? c.a : c.b, f.n = 1;
+    if (std::abs(da - db) <= (1 - kFaceAlignCos) * len)
+      f.p[0] = c.a, f.p[1] = c.b, f.n = 2;
+    else
+      f.p[0] = da > db ? c.a : c.b, f.n = 1;
   } else if constexpr (std::is_same_v<C, Box>) {
     int k = 0;
     for (int i = 1; i < 3; ++i)
@@ -236,8 +238,10 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
 
   Vec3 clipped[2 * kMaxPoly + 8];
   int m;
-  if (inc.n == 1) clipped[0] = inc.p[0], m = 1;
-  else m = clip(ref, ref.normal, inc.p, inc.n, clipped);
+  if (inc.n == 1)
+    clipped[0] = inc.p[0], m = 1;
+  else
+    m = clip(ref, ref.normal, inc.p, inc.n, clipped);
   if (inc.n == 1) {
     // A single incident vertex: inside the reference face or not, it is the single point.
     return;
@@ -253,7 +257,8 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     if (depth < -slack) continue;
     // Clipping a 2-point "polygon" (an edge) yields each crossing twice.
     bool dup = false;
-    for (int j = 0; j < k && !dup; ++j) dup = (pts[j].point - (clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm)).squaredNorm() <= slack * slack;
+    for (int j = 0; j < k && !dup; ++j)
+      dup = (pts[j].point - (clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm)).squaredNorm() <= slack * slack;
     if (dup) continue;
     pts[k++] = {clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm, std::max<Real>(depth, 0)};
   }

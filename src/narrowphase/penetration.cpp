@@ -13,9 +13,12 @@ namespace proxima {
 
 std::string_view toString(PenetrationMethod m) {
   switch (m) {
-    case PenetrationMethod::GjkTd: return "gjk-td";
-    case PenetrationMethod::Nezami: return "nezami";
-    case PenetrationMethod::Cundall: return "cundall";
+    case PenetrationMethod::GjkTd:
+      return "gjk-td";
+    case PenetrationMethod::Nezami:
+      return "nezami";
+    case PenetrationMethod::Cundall:
+      return "cundall";
   }
   return "unknown";
 }
@@ -72,8 +75,8 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
     r.method = options.method;
   } else {
     const detail::Core ca = detail::coreOf(a), cb = detail::coreOf(b);
-    r = std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cache); },
-                   ca, cb);
+    r = std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cache); }, ca,
+                   cb);
     addRadii(r, a.totalRadius(), b.totalRadius());
   }
   if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
@@ -81,8 +84,10 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   r.contactPoint = 0.5 * (r.witnessA + r.witnessB);
   r.contactCount = 0;
   if (r.distance <= 0) {
-    if (options.manifold) detail::buildManifold(a, poseA, b, poseB, r);
-    else detail::singlePointManifold(r);
+    if (options.manifold)
+      detail::buildManifold(a, poseA, b, poseB, r);
+    else
+      detail::singlePointManifold(r);
   }
   return r;
 }

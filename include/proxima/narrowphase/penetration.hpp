@@ -38,12 +38,12 @@ struct ContactPoint {
 /// (negative = -depth), `normal` the unit normal from A to B (the direction in which B must move
 /// to separate, or the closest-point direction when apart), witnesses on both surfaces.
 struct ContactResult : DistanceResult {
-  Real depth = 0;                      ///< max(0, -distance)
-  Vec3 contactPoint = Vec3::Zero();    ///< midpoint of the witness points (world)
-  int expansions = 0;                  ///< GJK-TD face expansions (or common-plane iterations)
-  int polytopeVertices = 0;            ///< vertices of the final expanded polytope (GJK-TD)
-  int contactCount = 0;                ///< manifold size (0 when separated)
-  ContactPoint contacts[4];            ///< manifold: face-face / edge-face clipping, else 1 point
+  Real depth = 0;                    ///< max(0, -distance)
+  Vec3 contactPoint = Vec3::Zero();  ///< midpoint of the witness points (world)
+  int expansions = 0;                ///< GJK-TD face expansions (or common-plane iterations)
+  int polytopeVertices = 0;          ///< vertices of the final expanded polytope (GJK-TD)
+  int contactCount = 0;              ///< manifold size (0 when separated)
+  ContactPoint contacts[4];          ///< manifold: face-face / edge-face clipping, else 1 point
   PenetrationMethod method = PenetrationMethod::GjkTd;
 };
 
