@@ -32,15 +32,7 @@ Polytope hull(const std::vector<Vec3>& p) {
   return r.value();
 }
 
-/// Hull of n Gaussian points stretched by a random aspect (elongated and flat grains included).
-Polytope randomHull(std::mt19937_64& rng, int n) {
-  std::normal_distribution<Real> g(0, 1);
-  std::uniform_real_distribution<Real> s(0.3, 1.5);
-  const Vec3 aspect(s(rng), s(rng), s(rng));
-  std::vector<Vec3> p;
-  for (int i = 0; i < n; ++i) p.emplace_back(aspect.x() * g(rng), aspect.y() * g(rng), aspect.z() * g(rng));
-  return hull(p);
-}
+using test::randomHull;
 
 /// Triangular prism extruded along z (|z| <= 0.5) over the triangle p1 p2 p3 of the xy-plane.
 Shape prism(const Vec2& p1, const Vec2& p2, const Vec2& p3) {

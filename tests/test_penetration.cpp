@@ -194,7 +194,7 @@ TEST(PenetrationAnalytic, RotatedBoxesAgainstSeparatingAxisOracle) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<Real> u(-1, 1), s(0.2, 1.5);
   int checked = 0;
-  LD worstDepth = 0, worstNormal = 0;
+  LD worstDepth = 0;
   for (int k = 0; k < 3000; ++k) {
     const Vec3 ha(s(rng), s(rng), s(rng)), hb(s(rng), s(rng), s(rng));
     const Transform pa = at(Vec3(u(rng), u(rng), u(rng)), test::randomRotation(rng));
@@ -205,10 +205,9 @@ TEST(PenetrationAnalytic, RotatedBoxesAgainstSeparatingAxisOracle) {
     ASSERT_EQ(r.status, Status::Overlapping) << k;
     const LD scale = 3;
     worstDepth = std::max(worstDepth, std::abs(r.depth - o.depth) / scale);
-    // Normals compare only where the optimum is unique (skip near-ties between axes).
+    // The normal is checked by the overlap along it (near-ties between axes allow several).
     const LD gapAtOurs = gapAlong(boxVertices(ha, pa), boxVertices(hb, pb), r.normal.cast<LD>());
     EXPECT_NEAR(static_cast<double>(-gapAtOurs), r.depth, 1e-12 * scale) << k;  // self-consistency
-    worstNormal = std::max(worstNormal, (r.normal.cast<LD>() - o.normal).norm() * (o.depth > 1e-6 ? 0 : 0));
     ++checked;
   }
   EXPECT_GT(checked, 1000);
@@ -345,7 +344,7 @@ TEST(PenetrationInvariants, RigidMotionAndSwapOnPolytopes) {
     const ContactResult s = contact(b, pb, a, pa);
     EXPECT_NEAR(s.depth, r.depth, 1e-13) << k;
     // Normals agree where the optimum is unique (the oracle's runner-up is clearly worse).
-    const SetOracle o = setOracle(placed(a.geometry().index() ? std::get<Polytope>(a.geometry()).vertices() : std::vector<Vec3>{}, pa),
+    const SetOracle o = setOracle(placed(std::get<Polytope>(a.geometry()).vertices(), pa),
                                   placed(std::get<Polytope>(b.geometry()).vertices(), pb));
     if (o.secondDepth - o.depth > 1e-6L) {
       EXPECT_NEAR((q.normal - m.rotation * r.normal).norm(), 0, 1e-9) << k;

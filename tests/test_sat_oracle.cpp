@@ -23,17 +23,7 @@ Transform rotAbout(const Vec3& axis, Real angle, const Vec3& p = Vec3::Zero()) {
   return Transform(Quat(Eigen::AngleAxis<Real>(angle, axis.normalized())), p);
 }
 
-/// Hull of n Gaussian points stretched by a random aspect (elongated and flat grains included).
-Polytope randomHull(std::mt19937_64& rng, int n) {
-  std::normal_distribution<Real> g(0, 1);
-  std::uniform_real_distribution<Real> s(0.3, 1.5);
-  const Vec3 aspect(s(rng), s(rng), s(rng));
-  std::vector<Vec3> p;
-  for (int i = 0; i < n; ++i) p.emplace_back(aspect.x() * g(rng), aspect.y() * g(rng), aspect.z() * g(rng));
-  auto r = Polytope::fromPoints(p);
-  EXPECT_TRUE(r.ok()) << r.message();
-  return r.value();
-}
+using test::randomHull;
 }  // namespace
 
 TEST(SatOracle, AxisAlignedBoxesKnownDepths) {

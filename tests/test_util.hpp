@@ -1,6 +1,8 @@
 // Shared helpers for the tests: icospheres ("polygonal spheres"), random rotations, pole bodies.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <map>
 #include <random>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "proxima/core/types.hpp"
+#include "proxima/shapes/convex.hpp"
 
 namespace proxima::test {
 
@@ -60,5 +63,17 @@ inline Quat randomRotation(std::mt19937_64& rng) {
 
 /// Rotation about x only (keeps the poles (±1,0,0) fixed).
 inline Quat rotationAboutX(Real angle) { return Quat(Eigen::AngleAxis<Real>(angle, Vec3::UnitX())); }
+
+/// Hull of n Gaussian points stretched by a random aspect (elongated and flat grains included).
+inline Polytope randomHull(std::mt19937_64& rng, int n) {
+  std::normal_distribution<Real> g(0, 1);
+  std::uniform_real_distribution<Real> s(0.3, 1.5);
+  const Vec3 aspect(s(rng), s(rng), s(rng));
+  std::vector<Vec3> p;
+  for (int i = 0; i < n; ++i) p.emplace_back(aspect.x() * g(rng), aspect.y() * g(rng), aspect.z() * g(rng));
+  auto r = Polytope::fromPoints(p);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.value();
+}
 
 }  // namespace proxima::test

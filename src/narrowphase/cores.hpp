@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "proxima/narrowphase/gjk.hpp"
 #include "proxima/shapes/shape.hpp"
 
 namespace proxima::detail {
@@ -40,5 +41,18 @@ template <class C>
 inline constexpr bool kPolyhedralCore =
     std::is_same_v<C, Point> || std::is_same_v<C, Segment> || std::is_same_v<C, Triangle> ||
     std::is_same_v<C, Tetrahedron> || std::is_same_v<C, Box> || std::is_same_v<C, PolytopeRef>;
+
+/// Core result -> shape result when the cores did not need expanding: the witnesses move out to the
+/// surfaces along the normal, the radii come off the distance and its lower bound, and a negative
+/// distance means the radii overlap.
+inline void offsetByRadii(DistanceResult& r, Real ra, Real rb) {
+  if (r.normal.squaredNorm() > 0) {
+    r.witnessA += ra * r.normal;
+    r.witnessB -= rb * r.normal;
+  }
+  r.distance -= ra + rb;
+  r.lowerBound -= ra + rb;
+  if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
+}
 
 }  // namespace proxima::detail

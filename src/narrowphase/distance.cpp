@@ -41,14 +41,8 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
   }
   if (r.status == Status::Separated || r.status == Status::MaxIterations || r.status == Status::Degenerate) {
     const Vec3 n = r.normal;
-    if (n.squaredNorm() > 0) {
-      r.witnessA += ra * n;
-      r.witnessB -= rb * n;
-      for (int i = 0; i < r.simplexSize; ++i) r.simplexA[i] += ra * n, r.simplexB[i] -= rb * n;
-    }
-    r.distance -= ra + rb;
-    r.lowerBound -= ra + rb;
-    if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
+    for (int i = 0; i < r.simplexSize && n.squaredNorm() > 0; ++i) r.simplexA[i] += ra * n, r.simplexB[i] -= rb * n;
+    detail::offsetByRadii(r, ra, rb);
   }
   return r;
 }

@@ -77,6 +77,13 @@ class ExpandingPolytope {
   int mark[kMaxV] = {};
   int markStamp = 0;
 
+  /// Vertex s repeats an earlier vertex exactly (then it cannot lie beyond any face).
+  [[nodiscard]] bool duplicates(int s) const {
+    for (int i = 0; i < s; ++i)
+      if (y[i] == y[s]) return true;
+    return false;
+  }
+
   /// Strictly beyond the plane of face k (exact). The orient3d filter with the face's cross
   /// product cached: det = cross·w and its magnitude bound crossAbs·|w| are what exactOrient3d
   /// computes first; only uncertain cases go to it (and to GMP).
@@ -261,13 +268,40 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   ExpandingPolytope& P = scratchPolytope();
   P.reset();
   int gjkIterations = 0;
-  // CSO support point along dir: s_A(dir) - s_B(-dir).
+  // A point of B's own frame in A's frame.
+  auto toA = [&](const Vec3& lb) -> Vec3 { return mulMat(R, lb) + t; };
+  // CSO support point along dir, s_A(dir) - s_B(-dir), in A's frame; sa is A's support point (A's
+  // frame), lb B's support point exactly as B returns it (B's frame).
+  auto csoSupport = [&](const Vec3& dir, Vec3& sa, Vec3& lb) -> Vec3 {
+    sa = a.support(dir, hintA);
+    lb = b.support(mulMatT(R, Vec3(-dir)), hintB);
+    return sa - toA(lb);
+  };
+  // The same, added to the polytope: its index, -1 when full, -2 when not finite.
   auto support = [&](const Vec3& dir) -> int {
-    const Vec3 sa = a.support(dir, hintA);
-    const Vec3 sb = b.support(mulMatT(R, Vec3(-dir)), hintB);
-    const Vec3 w = sa - (mulMat(R, sb) + t);
+    Vec3 sa, lb;
+    const Vec3 w = csoSupport(dir, sa, lb);
     if (!w.allFinite()) return -2;
-    return P.addVertex(w, sa, sb);
+    return P.addVertex(w, sa, lb);
+  };
+  // Keeps the last added vertex s only if it lies strictly outside the polytope, inserting it.
+  // False when the polytope lost consistency.
+  auto keepIfOutside = [&](int s) -> bool {
+    const int k = P.duplicates(s) ? -1 : P.findVisibleFace(s);
+    if (k < 0) {
+      --P.nv;
+      return true;
+    }
+    return P.insert(s, k);
+  };
+  // Remembers the closest face (support points in each body's frame) and the normal for the next
+  // query of this pair.
+  auto rememberFace = [&](int k, const Vec3& nLocal) {
+    cc.hasFace = true;
+    cc.normalLocalA = nLocal;
+    cc.faceSize = 3;
+    for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[P.f[k].v[i]], cc.faceB[i] = P.lb[P.f[k].v[i]];
+    cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
   auto fail = [&](Status st, const char* why) -> ContactResult& {
     out.status = st;
@@ -294,7 +328,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   if (cc.hasFace && cc.faceSize == 3) {
     int f3[3];
     for (int i = 0; i < 3; ++i)
-      f3[i] = P.addVertex(cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t), cc.faceA[i], cc.faceB[i]);
+      f3[i] = P.addVertex(cc.faceA[i] - toA(cc.faceB[i]), cc.faceA[i], cc.faceB[i]);
     Vec3 nf = (P.y[f3[1]] - P.y[f3[0]]).cross(P.y[f3[2]] - P.y[f3[0]]);
     if (nf.dot(cc.normalLocalA) < 0) nf = -nf;
     const int deep = nf.squaredNorm() > 0 ? support(-nf) : -1;
@@ -324,7 +358,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     int ids[4];
     int count = 0;
     for (int i = 0; i < cc.gjk.size; ++i) {
-      const Vec3 w = cc.gjk.localA[i] - (mulMat(R, cc.gjk.localB[i]) + t);
+      const Vec3 w = cc.gjk.localA[i] - toA(cc.gjk.localB[i]);
       bool dup = false;
       for (int k = 0; k < count; ++k) dup = dup || P.y[ids[k]] == w;
       if (!dup) ids[count++] = P.addVertex(w, cc.gjk.localA[i], cc.gjk.localB[i]);
@@ -409,27 +443,12 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     // re-evaluated under the current poses, seed the polytope near the answer.
     if (cc.hasFace) {
       for (int i = 0; i < cc.faceSize; ++i) {
-        const Vec3 w = cc.faceA[i] - (mulMat(R, cc.faceB[i]) + t);
-        const int s = P.addVertex(w, cc.faceA[i], cc.faceB[i]);
+        const int s = P.addVertex(cc.faceA[i] - toA(cc.faceB[i]), cc.faceA[i], cc.faceB[i]);
         if (s < 0) break;
-        bool known = false;
-        for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
-        const int k = known ? -1 : P.findVisibleFace(s);
-        if (k < 0)
-          --P.nv;  // inside: drop it again
-        else if (!P.insert(s, k))
-          return fail(Status::Degenerate, "expanding polytope lost consistency");
+        if (!keepIfOutside(s)) return fail(Status::Degenerate, "expanding polytope lost consistency");
       }
       const int s = support(cc.normalLocalA);
-      if (s >= 0) {
-        bool known = false;
-        for (int j = 0; j < s && !known; ++j) known = P.y[j] == P.y[s];
-        const int k = known ? -1 : P.findVisibleFace(s);
-        if (k < 0)
-          --P.nv;
-        else if (!P.insert(s, k))
-          return fail(Status::Degenerate, "expanding polytope lost consistency");
-      }
+      if (s >= 0 && !keepIfOutside(s)) return fail(Status::Degenerate, "expanding polytope lost consistency");
     }
 
   }  // !warm
@@ -453,12 +472,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (s == -1) return true;  // capacity: MaxIterations with the current face
       const Real h = n.dot(P.y[s]);
       upper = std::min(upper, h);
-      // A support point that is already a vertex cannot be beyond any face of the (convex)
-      // polytope: the face is a facet of the CSO, exactly.
-      bool known = false;
-      for (int i = 0; i < s && !known; ++i) known = P.y[i] == P.y[s];
-      // Location condition (line 10): E on the face, within tolerance or exactly.
-      if (known || !(h - P.f[face].d > relTol * P.scale()) || !P.sees(s, face)) {
+      // Location condition (line 10): E on the face, within tolerance or exactly. A support
+      // point that is already a vertex cannot be beyond any face of the (convex) polytope: the
+      // face is then a facet of the CSO, exactly.
+      if (P.duplicates(s) || !(h - P.f[face].d > relTol * P.scale()) || !P.sees(s, face)) {
         --P.nv;  // E adds nothing
         hFinal = h;
         status = Status::Overlapping;
@@ -483,13 +500,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     // if the optimum is not smooth (a flat cap, an apex: H not positive definite) the expansion
     // simply resumes at full tolerance.
     if (status == Status::Overlapping && firstTol > opt.relTolerance) {
-      auto cso = [&](const Vec3& dir, Vec3& sa, Vec3& pb) -> Vec3 {
-        sa = a.support(dir, hintA);
-        pb = mulMat(R, b.support(mulMatT(R, Vec3(-dir)), hintB)) + t;
-        return sa - pb;
-      };
-      Vec3 nn = P.f[face].n, sa, pb;
-      Vec3 p = cso(nn, sa, pb);
+      Vec3 nn = P.f[face].n, sa, lb;
+      Vec3 p = csoSupport(nn, sa, lb);
       Real h = nn.dot(p);
       bool converged = false;
       const Real sc = std::max(P.scale(), p.norm());
@@ -498,7 +510,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         const Real g1 = t1.dot(p), g2 = t2.dot(p);
         const Real eps = tol::kEpaNewtonStep;
         Vec3 s1, s2, q1, q2;
-        const Vec3 p1 = cso(nn + eps * t1, s1, q1), p2 = cso(nn + eps * t2, s2, q2);
+        const Vec3 p1 = csoSupport(nn + eps * t1, s1, q1), p2 = csoSupport(nn + eps * t2, s2, q2);
         const Real j11 = t1.dot(p1 - p) / eps, j22 = t2.dot(p2 - p) / eps;
         const Real j12 = 0.5 * (t1.dot(p2 - p) + t2.dot(p1 - p)) / eps;
         const Real h11 = j11 - h, h22 = j22 - h, det = h11 * h22 - j12 * j12;
@@ -516,10 +528,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         bool moved = false;
         for (int half = 0; half < 40 && !moved; ++half, d1 *= 0.5, d2 *= 0.5) {
           const Vec3 nNew = (nn + d1 * t1 + d2 * t2).normalized();
-          Vec3 saNew, pbNew;
-          const Vec3 pNew = cso(nNew, saNew, pbNew);
+          Vec3 saNew, lbNew;
+          const Vec3 pNew = csoSupport(nNew, saNew, lbNew);
           const Real hNew = nNew.dot(pNew);
-          if (hNew < h) nn = nNew, p = pNew, h = hNew, sa = saNew, pb = pbNew, moved = true;
+          if (hNew < h) nn = nNew, p = pNew, h = hNew, sa = saNew, lb = lbNew, moved = true;
         }
         if (!moved) break;
       }
@@ -543,19 +555,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         out.lowerBound = -h;
         out.normal = poseA.rotate(nn);
         out.witnessA = poseA.apply(sa);
-        out.witnessB = poseA.apply(pb);
+        out.witnessB = poseA.apply(toA(lb));
         out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
         out.iterations = gjkIterations + expansions;
         out.expansions = expansions;
         out.polytopeVertices = P.nv;
         out.simplexSize = 1;
         out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
-        const auto& G = P.f[face];
-        cc.hasFace = true;
-        cc.normalLocalA = nn;
-        cc.faceSize = 3;
-        for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[G.v[i]], cc.faceB[i] = P.lb[G.v[i]];
-        cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+        rememberFace(face, nn);
         return out;
       }
       if (!expand(opt.relTolerance)) return out;
@@ -612,10 +619,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     auto L = [&](int i) -> LVec { return P.y[i].cast<long double>(); };
     // Overlap along a unit direction: the CSO support value, in long double from the support points.
     auto overlapAlong = [&](const LVec& dir) -> long double {
-      const Vec3 dd = dir.cast<Real>();
-      const Vec3 sa = a.support(dd, hintA);
-      const Vec3 sb = b.support(mulMatT(R, Vec3(-dd)), hintB);
-      const Vec3 pb = mulMat(R, sb) + t;
+      Vec3 sa, lb;
+      csoSupport(dir.cast<Real>(), sa, lb);
+      const Vec3 pb = toA(lb);
       return dir.dot(sa.cast<long double>() - pb.cast<long double>());
     };
     int i0 = vs[0], i1 = vs[0], i2 = vs[0];
@@ -642,16 +648,15 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   } else if (status == Status::Overlapping) {
     // Curved pair finished by expansion (non-smooth optimum): report the overlap along the
     // normal, like the other paths (within kEpaRelative x scale above the face's lower bound).
-    const Vec3 sa = a.support(n, hintA);
-    const Vec3 pb = mulMat(R, b.support(mulMatT(R, Vec3(-n)), hintB)) + t;
-    d = n.dot(sa - pb);
+    Vec3 sa, lb;
+    d = n.dot(csoSupport(n, sa, lb));
   }
   const auto& G = P.f[best];
   faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);
   Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
   for (int i = 0; i < 3; ++i) {
     za += lam[i] * P.pa[G.v[i]];
-    zb += lam[i] * (mulMat(R, P.lb[G.v[i]]) + t);
+    zb += lam[i] * toA(P.lb[G.v[i]]);
   }
   if (status == Status::MaxIterations) {
     // Report the feasible (upper) value along the best normal; the plane distance stays a bound.
@@ -675,15 +680,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   out.simplexSize = 3;
   for (int i = 0; i < 3; ++i) {
     out.simplexA[i] = poseA.apply(P.pa[G.v[i]]);
-    out.simplexB[i] = poseA.apply(Vec3(mulMat(R, P.lb[G.v[i]]) + t));
+    out.simplexB[i] = poseA.apply(toA(P.lb[G.v[i]]));
     out.lambda[i] = lam[i];
   }
   out.lambda[3] = 0;
-  cc.hasFace = true;
-  cc.normalLocalA = n;
-  cc.faceSize = 3;
-  for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[G.v[i]], cc.faceB[i] = P.lb[G.v[i]];
-  cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+  rememberFace(best, n);
   return out;
 }
 

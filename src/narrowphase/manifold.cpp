@@ -236,16 +236,10 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   const Real rRef = refIsA ? a.totalRadius() : b.totalRadius();
   const Real rInc = refIsA ? b.totalRadius() : a.totalRadius();
 
+  // A single incident vertex: inside the reference face or not, it is the single point.
+  if (inc.n == 1) return;
   Vec3 clipped[2 * kMaxPoly + 8];
-  int m;
-  if (inc.n == 1)
-    clipped[0] = inc.p[0], m = 1;
-  else
-    m = clip(ref, ref.normal, inc.p, inc.n, clipped);
-  if (inc.n == 1) {
-    // A single incident vertex: inside the reference face or not, it is the single point.
-    return;
-  }
+  const int m = clip(ref, ref.normal, inc.p, inc.n, clipped);
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
   ContactPoint pts[2 * kMaxPoly + 8];
@@ -255,12 +249,12 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     const Real coreDepth = h - mm.dot(clipped[i]);
     const Real depth = coreDepth + rRef + rInc;
     if (depth < -slack) continue;
+    const Vec3 point = clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm;
     // Clipping a 2-point "polygon" (an edge) yields each crossing twice.
     bool dup = false;
-    for (int j = 0; j < k && !dup; ++j)
-      dup = (pts[j].point - (clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm)).squaredNorm() <= slack * slack;
+    for (int j = 0; j < k && !dup; ++j) dup = (pts[j].point - point).squaredNorm() <= slack * slack;
     if (dup) continue;
-    pts[k++] = {clipped[i] + (0.5 * (coreDepth + rRef - rInc)) * mm, std::max<Real>(depth, 0)};
+    pts[k++] = {point, std::max<Real>(depth, 0)};
   }
   if (k == 0) return;  // rounding: keep the single point
   k = reduceToFour(pts, k, mm);

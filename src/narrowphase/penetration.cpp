@@ -44,14 +44,7 @@ ContactResult invalid(std::string message) {
 void addRadii(ContactResult& r, Real ra, Real rb) {
   if (ra == 0 && rb == 0) return;
   if (r.status != Status::Separated && r.status != Status::Overlapping && r.status != Status::MaxIterations) return;
-  const Vec3 n = r.normal;
-  if (n.squaredNorm() > 0) {
-    r.witnessA += ra * n;
-    r.witnessB -= rb * n;
-  }
-  r.distance -= ra + rb;
-  r.lowerBound -= ra + rb;
-  if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
+  detail::offsetByRadii(r, ra, rb);
 }
 
 }  // namespace
