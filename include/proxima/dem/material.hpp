@@ -1,0 +1,77 @@
+// Materials and per-material-pair contact parameters, and the contact laws' constants derived from
+// them (effective moduli, damping calibrated to the requested restitution, critical time step).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "proxima/core/types.hpp"
+
+namespace proxima::dem {
+
+enum class ContactModel {
+  LinearSpringDashpot,  ///< F_n = k_n δ + γ_n v_n, damping from e (Tsuji's linear formula, exact here)
+  HertzMindlin,         ///< Hertz normal, Mindlin tangential with history; damping fitted for Hertz
+};
+std::string_view toString(ContactModel m);
+
+struct Material {
+  std::string name;
+  Real density = 2500;        ///< kg/m^3
+  Real youngsModulus = 1e7;   ///< Pa
+  Real poissonRatio = 0.3;
+  Real restitution = 0.5;     ///< normal coefficient of restitution (0, 1]
+  Real friction = 0.5;        ///< Coulomb sliding friction μ
+  Real rollingFriction = 0;   ///< dimensionless rolling resistance μ_r (0 = off)
+  Real linearStiffness = 0;   ///< linear model only: k_n in N/m (0 = from E and the radii, see laws)
+  [[nodiscard]] Real shearModulus() const { return youngsModulus / (2 * (1 + poissonRatio)); }
+};
+
+/// Constants of one material pair, precomputed once (ContactTable).
+struct PairLaw {
+  ContactModel model = ContactModel::HertzMindlin;
+  Real effectiveModulus = 0;      ///< E* = 1 / ((1-ν1²)/E1 + (1-ν2²)/E2)
+  Real effectiveShearModulus = 0; ///< G* = 1 / ((2-ν1)/G1 + (2-ν2)/G2)
+  Real restitution = 0.5;
+  Real friction = 0.5;
+  Real rollingFriction = 0;
+  Real linearStiffness = 0;       ///< linear model: k_n (0 = derive from E* and R*)
+  /// Hertz: α(e) of the dimensionless damped Hertz oscillator x'' = -x^{3/2} - α x^{1/4} x'
+  /// whose rebound speed is e (hertzDampingFor). Linear: ζ = -ln e / sqrt(π² + ln² e).
+  Real dampingCoefficient = 0;
+};
+
+/// Material pair table; combining rules: E*, G* from both materials; e, μ, μ_r the mean of the two
+/// materials unless overridden for the pair.
+class ContactTable {
+ public:
+  ContactTable() = default;
+  ContactTable(const std::vector<Material>& materials, ContactModel model);
+  void override(int a, int b, Real restitution, Real friction, Real rollingFriction);
+  [[nodiscard]] const PairLaw& law(int a, int b) const { return laws_[static_cast<std::size_t>(a * n_ + b)]; }
+  [[nodiscard]] int materialCount() const { return n_; }
+
+ private:
+  int n_ = 0;
+  std::vector<PairLaw> laws_;
+  std::vector<Material> materials_;
+  ContactModel model_ = ContactModel::HertzMindlin;
+};
+
+/// α such that the dimensionless Hertz oscillator with nonlinear damping α x^{1/4} x' (Tsuji et al.
+/// 1992 form; with the normal force clamped at 0 as the engine does) rebounds with speed e. Because the
+/// equation is dimensionless, the restitution is then independent of mass, radius, modulus and impact
+/// speed. Solved by bisection on an RK4 integration; exact to ~1e-9 in e.
+Real hertzDampingFor(Real restitution);
+/// Restitution the dimensionless damped Hertz oscillator gives for α (the inverse of the above).
+Real hertzRestitutionFor(Real alpha);
+/// Linear spring-dashpot damping ratio ζ for restitution e: ζ = -ln e / sqrt(π² + ln² e).
+Real linearDampingRatioFor(Real restitution);
+
+/// Rayleigh wave time for a sphere of radius R: π R sqrt(ρ/G) / (0.1631 ν + 0.8766).
+Real rayleighTime(const Material& m, Real radius);
+/// Hertz contact duration of two bodies (effective mass m*, radius R*, modulus E*) meeting at speed v:
+/// t_c = 2.868 (m*² / (R* E*² v))^{1/5}.
+Real hertzContactTime(Real mEff, Real rEff, Real eEff, Real speed);
+
+}  // namespace proxima::dem
