@@ -183,7 +183,6 @@ class Simulation {
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;
-  std::vector<Vec3> wallReaction_;          ///< per particle, force on the free lids (summed in order)
 
   Real time_ = 0;
   std::int64_t step_ = 0;

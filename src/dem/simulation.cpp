@@ -1,0 +1,958 @@
+#include "proxima/dem/simulation.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <istream>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+
+namespace proxima::dem {
+
+namespace {
+
+// Rotation by `angle` about body axis k (0, 1, 2) as a unit quaternion.
+Quat axisQuat(int k, Real angle) {
+  const Real h = 0.5 * angle;
+  Quat q(std::cos(h), 0, 0, 0);
+  q.coeffs()[k] = std::sin(h);  // Eigen stores (x, y, z, w)
+  return q;
+}
+
+// Torque-free rigid-body rotation over h by the symplectic splitting of Dullweber, Leimkuhler &
+// McLachlan (J. Chem. Phys. 107, 1997): the free-rotor Hamiltonian Σ L_k²/(2 I_k) is split into one
+// term per principal axis; each sub-flow is an exact rotation about that body axis by θ = t L_k/I_k,
+// applied to the orientation (q ← q ∘ R_k(θ)) and, inversely, to the body angular momentum
+// (L_b ← R_k(-θ) L_b), so the world angular momentum R L_b is kept exactly. Symmetric composition
+// 1(h/2) 2(h/2) 3(h) 2(h/2) 1(h/2): second order, time-reversible, energy error bounded; the
+// quaternion is renormalised after each sub-rotation.
+void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
+  static constexpr int kAxis[5] = {0, 1, 2, 1, 0};
+  static constexpr Real kFraction[5] = {0.5, 0.5, 1.0, 0.5, 0.5};
+  for (int s = 0; s < 5; ++s) {
+    const int k = kAxis[s];
+    if (!(inertia[k] > 0)) continue;
+    const Real theta = kFraction[s] * h * lb[k] / inertia[k];
+    if (theta == 0) continue;
+    q = (q * axisQuat(k, theta)).normalized();
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    const Real c = std::cos(theta), sn = std::sin(theta);
+    const Real la = lb[a], lbb = lb[b];
+    lb[a] = c * la + sn * lbb;
+    lb[b] = -sn * la + c * lbb;
+  }
+}
+
+inline Real reducedMass(Real a, Real b, bool fixedA, bool fixedB) {
+  if (fixedA && fixedB) return 0.5 * (a + b);
+  if (fixedA) return b;
+  if (fixedB) return a;
+  return a * b / (a + b);
+}
+
+constexpr std::uint64_t kFnvOffset = 1469598103934665603ULL;
+void fnv(std::uint64_t& h, const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t k = 0; k < n; ++k) {
+    h ^= p[k];
+    h *= 1099511628211ULL;
+  }
+}
+template <class T>
+void fnvVec(std::uint64_t& h, const std::vector<T>& v) {
+  if (!v.empty()) fnv(h, v.data(), v.size() * sizeof(T));
+}
+
+// Binary checkpoint helpers: sizes then raw bytes (the element types are plain aggregates of
+// doubles and integers; the checkpoint is read back only by the same build).
+template <class T>
+void writeVec(std::ostream& out, const std::vector<T>& v) {
+  const std::uint64_t n = v.size();
+  out.write(reinterpret_cast<const char*>(&n), sizeof n);
+  if (n) out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
+}
+template <class T>
+bool readVec(std::istream& in, std::vector<T>& v) {
+  std::uint64_t n = 0;
+  in.read(reinterpret_cast<char*>(&n), sizeof n);
+  if (!in || n > (1ULL << 34)) return false;
+  v.resize(n);
+  if (n) in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
+  return static_cast<bool>(in);
+}
+template <class T>
+void writePod(std::ostream& out, const T& x) {
+  out.write(reinterpret_cast<const char*>(&x), sizeof x);
+}
+template <class T>
+bool readPod(std::istream& in, T& x) {
+  in.read(reinterpret_cast<char*>(&x), sizeof x);
+  return static_cast<bool>(in);
+}
+
+constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '1'};
+
+// Conservative AABB-vs-AABB test.
+inline bool boxesOverlap(const Vec3& ca, Real ha, const Vec3& lo, const Vec3& hi) {
+  return ca.x() + ha >= lo.x() && ca.x() - ha <= hi.x() && ca.y() + ha >= lo.y() && ca.y() - ha <= hi.y() &&
+         ca.z() + ha >= lo.z() && ca.z() - ha <= hi.z();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Set-up
+
+void Simulation::setMaterials(std::vector<Material> materials, ContactModel model) {
+  materials_ = std::move(materials);
+  model_ = model;
+}
+
+void Simulation::overridePair(int a, int b, Real e, Real mu, Real muR) { overrides_.push_back({a, b, e, mu, muR}); }
+
+int Simulation::addShape(ParticleShape s) {
+  shapes_.push_back(std::move(s));
+  return static_cast<int>(shapes_.size()) - 1;
+}
+
+int Simulation::addParticle(int shape, int material, const Vec3& x, const Quat& q, const Vec3& v, const Vec3& w) {
+  const Real density = material >= 0 && material < static_cast<int>(materials_.size())
+                           ? materials_[static_cast<std::size_t>(material)].density
+                           : 0;
+  static const ParticleShape kNone;
+  const ParticleShape& s =
+      shape >= 0 && shape < static_cast<int>(shapes_.size()) ? shapes_[static_cast<std::size_t>(shape)] : kNone;
+  particles_.add(static_cast<std::int64_t>(particles_.size()), s, shape, material, density, x, q, v, w);
+  return static_cast<int>(particles_.size()) - 1;
+}
+
+int Simulation::addWall(Wall w) {
+  if (w.kind == WallKind::Plane && w.normal.norm() > 0) w.normal.normalize();
+  walls_.push_back(std::move(w));
+  return static_cast<int>(walls_.size()) - 1;
+}
+
+Real Simulation::stableTimeStep(Real impactSpeed) const {
+  if (materials_.empty()) return 0;
+  const ContactTable table(materials_, model_);
+  const Real v = impactSpeed > 0 ? impactSpeed : 1.0;
+  Real limit = std::numeric_limits<Real>::infinity();
+  // One estimate per distinct (shape, material) present, against an identical particle and
+  // against each wall material.
+  std::vector<std::pair<int, int>> kinds;
+  for (std::size_t i = 0; i < particles_.size(); ++i) kinds.emplace_back(particles_.shape[i], particles_.material[i]);
+  std::sort(kinds.begin(), kinds.end());
+  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+  for (auto [si, mi] : kinds) {
+    if (si < 0 || si >= static_cast<int>(shapes_.size()) || mi < 0 || mi >= static_cast<int>(materials_.size()))
+      continue;
+    const ParticleShape& s = shapes_[static_cast<std::size_t>(si)];
+    const Material& mat = materials_[static_cast<std::size_t>(mi)];
+    const Real m = mat.density * s.volume;
+    // A contact at distance r_b from the centroid also drives rotation: the smaller of the mass and
+    // I_min / r_b² is the inertia the contact spring sees.
+    const Real iMin = mat.density * s.inertiaPerDensity.minCoeff();
+    const Real mSeen = std::min(m, iMin / (s.boundingRadius * s.boundingRadius) * 1.0);
+    limit = std::min(limit, rayleighTime(mat, s.contactRadius));
+    auto against = [&](const PairLaw& law, Real mEff, Real rEff) {
+      Real k = 0;
+      if (law.model == ContactModel::HertzMindlin) {
+        const Real dmax = std::pow(15 * mEff * v * v / (16 * law.effectiveModulus * std::sqrt(rEff)), 0.4);
+        k = 2 * law.effectiveModulus * std::sqrt(rEff * dmax);
+      } else {
+        k = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
+      }
+      if (k > 0) limit = std::min(limit, 2 * std::sqrt(mEff / k));
+    };
+    against(table.law(mi, mi), 0.5 * mSeen, 0.5 * s.contactRadius);
+    for (const Wall& w : walls_)
+      if (w.material >= 0 && w.material < table.materialCount()) against(table.law(w.material, mi), mSeen, s.contactRadius);
+  }
+  return limit;
+}
+
+Result<bool> Simulation::initialize() {
+  using R = Result<bool>;
+  if (materials_.empty()) return R::failure("no materials defined");
+  for (std::size_t m = 0; m < materials_.size(); ++m) {
+    const Material& mat = materials_[m];
+    const std::string where = "material '" + mat.name + "'";
+    if (!(mat.density > 0)) return R::failure(where + ": density must be > 0");
+    if (!(mat.youngsModulus > 0)) return R::failure(where + ": youngs_modulus must be > 0");
+    if (!(mat.poissonRatio > -1 && mat.poissonRatio < 0.5)) return R::failure(where + ": poisson_ratio must be in (-1, 0.5)");
+    if (!(mat.restitution > 0 && mat.restitution <= 1)) return R::failure(where + ": restitution must be in (0, 1]");
+    if (!(mat.friction >= 0) || !(mat.rollingFriction >= 0)) return R::failure(where + ": friction must be >= 0");
+  }
+  const int nm = static_cast<int>(materials_.size()), ns = static_cast<int>(shapes_.size());
+  for (std::size_t i = 0; i < particles_.size(); ++i) {
+    const std::string where = "particle " + std::to_string(particles_.id[i]);
+    if (particles_.shape[i] < 0 || particles_.shape[i] >= ns) return R::failure(where + ": unknown shape index");
+    if (particles_.material[i] < 0 || particles_.material[i] >= nm) return R::failure(where + ": unknown material index");
+    if (!particles_.position[i].allFinite() || !particles_.velocity[i].allFinite() ||
+        !particles_.angularVelocity[i].allFinite() || !particles_.orientation[i].coeffs().allFinite())
+      return R::failure(where + ": non-finite position, orientation or velocity");
+    if (!(particles_.mass[i] > 0) || !(particles_.inertia[i].minCoeff() > 0))
+      return R::failure(where + ": mass and inertia must be > 0 (shape '" +
+                        shapes_[static_cast<std::size_t>(particles_.shape[i])].name + "')");
+  }
+  for (std::size_t w = 0; w < walls_.size(); ++w) {
+    const Wall& wall = walls_[w];
+    const std::string where = "wall '" + wall.name + "'";
+    if (wall.material < 0 || wall.material >= nm) return R::failure(where + ": unknown material index");
+    if (wall.kind == WallKind::Plane && !(std::abs(wall.normal.norm() - 1) < 1e-9))
+      return R::failure(where + ": normal must be a non-zero finite vector");
+    if (!wall.origin.allFinite() || !wall.velocity.allFinite()) return R::failure(where + ": non-finite position or velocity");
+    if (wall.mass < 0 || (wall.mass > 0 && wall.kind != WallKind::Plane)) return R::failure(where + ": only plane lids may have a mass > 0");
+    for (const auto& t : wall.triangles)
+      for (int v : t)
+        if (v < 0 || v >= static_cast<int>(wall.vertices.size())) return R::failure(where + ": triangle index out of range");
+  }
+  if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep)) return R::failure("time step must be > 0");
+  if (!options_.gravity.allFinite()) return R::failure("gravity must be finite");
+
+  if (options_.threads > 0) omp_set_num_threads(options_.threads);
+  table_ = ContactTable(materials_, model_);
+  for (const Override& o : overrides_) {
+    if (o.a < 0 || o.a >= nm || o.b < 0 || o.b >= nm) return R::failure("interaction override: unknown material index");
+    table_.override(o.a, o.b, o.e, o.mu, o.muR);
+  }
+  skin_ = options_.skin;
+  if (!(skin_ > 0)) {
+    Real sum = 0;
+    for (std::size_t i = 0; i < particles_.size(); ++i)
+      sum += 2 * shapes_[static_cast<std::size_t>(particles_.shape[i])].boundingRadius;
+    skin_ = particles_.size() ? 0.1 * sum / static_cast<Real>(particles_.size()) : 1e-3;
+  }
+  lidVelocity_.assign(walls_.size(), 0);
+  lidForce_.assign(walls_.size(), 0);
+  stepDisplacement_.assign(particles_.size(), 0);
+  rebuildNeighbours();
+  computeForces();
+  initialized_ = true;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stepping
+
+Transform Simulation::poseOf(int i) const {
+  const auto k = static_cast<std::size_t>(i);
+  const Transform body(particles_.orientation[k], particles_.position[k]);
+  const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[k])];
+  return s.localIsIdentity ? body : body * s.local;
+}
+
+void Simulation::kick(Real h) {
+  const auto n = static_cast<std::int64_t>(particles_.size());
+  const Vec3 g = options_.gravity;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t ii = 0; ii < n; ++ii) {
+    const auto i = static_cast<std::size_t>(ii);
+    if (particles_.fixed[i]) continue;
+    particles_.velocity[i] += (particles_.force[i] / particles_.mass[i] + g) * h;
+    // Angular momentum kick in the world frame: L = R I Rᵀ ω.
+    const Mat3 r = particles_.orientation[i].toRotationMatrix();
+    const Vec3& inertia = particles_.inertia[i];
+    Vec3 lb = inertia.cwiseProduct(mulMatT(r, particles_.angularVelocity[i]));
+    lb += mulMatT(r, particles_.torque[i]) * h;
+    particles_.angularVelocity[i] = mulMat(r, Vec3(lb.cwiseQuotient(inertia)));
+  }
+  for (std::size_t w = 0; w < walls_.size(); ++w)
+    if (walls_[w].isLid()) lidVelocity_[w] += (lidForce_[w] / walls_[w].mass + g.dot(walls_[w].normal)) * h;
+}
+
+void Simulation::drift(Real h) {
+  const auto n = static_cast<std::int64_t>(particles_.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t ii = 0; ii < n; ++ii) {
+    const auto i = static_cast<std::size_t>(ii);
+    const Vec3 dx = particles_.velocity[i] * h;
+    particles_.position[i] += dx;
+    Real angle = 0;
+    const Vec3& w = particles_.angularVelocity[i];
+    if (w.squaredNorm() > 0) {
+      Quat& q = particles_.orientation[i];
+      const Quat q0 = q;
+      const Vec3& inertia = particles_.inertia[i];
+      Vec3 lb = inertia.cwiseProduct(q0.conjugate() * w);
+      if (particles_.fixed[i]) {
+        q = (q0 * Quat(Eigen::AngleAxis<Real>(h * lb.cwiseQuotient(inertia).norm(), lb.normalized()))).normalized();
+      } else {
+        freeRotor(q, lb, inertia, h);
+        particles_.angularVelocity[i] = q * Vec3(lb.cwiseQuotient(inertia));
+      }
+      const Quat dq = q0.conjugate() * q;
+      angle = 2 * std::atan2(dq.vec().norm(), std::abs(dq.w()));
+    }
+    // Largest displacement of any point of the body in this step (Montanari Eq. 3.14's max ||s||):
+    // translation plus the chord of the rotation at the bounding radius (bounded by angle × r).
+    const Real rb = shapes_[static_cast<std::size_t>(particles_.shape[i])].boundingRadius;
+    stepDisplacement_[i] = dx.norm() + angle * rb;
+  }
+  for (std::size_t w = 0; w < walls_.size(); ++w) {
+    Wall& wall = walls_[w];
+    if (wall.isLid())
+      wall.origin += wall.normal * (lidVelocity_[w] * h);
+    else
+      wall.origin += wall.velocity * h;
+  }
+}
+
+void Simulation::step() {
+  const Real dt = options_.timeStep;
+  kick(0.5 * dt);
+  drift(dt);
+  time_ = static_cast<Real>(step_ + 1) * dt;
+  ++step_;
+
+  // Verlet criterion: pairs were listed with a skin; the list stays complete until two particles
+  // could together have moved more than the skin (and a particle plus a mesh wall likewise).
+  Real maxDisp = 0;
+  const auto n = static_cast<std::int64_t>(particles_.size());
+#pragma omp parallel for reduction(max : maxDisp) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i)
+    maxDisp = std::max(maxDisp, (particles_.position[static_cast<std::size_t>(i)] -
+                                 referencePosition_[static_cast<std::size_t>(i)]).squaredNorm());
+  maxDisp = std::sqrt(maxDisp);
+  Real wallDisp = 0;
+  for (std::size_t w = 0; w < walls_.size(); ++w)
+    if (walls_[w].kind == WallKind::Mesh) wallDisp = std::max(wallDisp, (walls_[w].origin - wallReference_[w]).norm());
+  if (2 * maxDisp > skin_ || maxDisp + wallDisp > skin_) rebuildNeighbours();
+
+  computeForces();
+  kick(0.5 * dt);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Neighbour lists: linked cells (sorted cell keys) + Verlet pairs with a skin.
+//
+// Each particle is represented by the cube around its bounding sphere grown by half the skin, and
+// inserted into every cell that cube touches; the cell size follows the median cube, so a 10:1
+// size ratio costs a large particle ~10³ cell entries instead of forcing huge cells on everyone.
+// A pair is reported only by the cell that holds the lower corner of the two cubes' intersection,
+// so each pair is found once. Pair history (tangential springs, bounds, warm-start caches) is carried
+// over from the previous list by a sorted merge.
+
+void Simulation::rebuildNeighbours() {
+  ++counters_.neighbourRebuilds;
+  const std::size_t n = particles_.size();
+  referencePosition_ = particles_.position;
+  wallReference_.resize(walls_.size());
+  for (std::size_t w = 0; w < walls_.size(); ++w) wallReference_[w] = walls_[w].origin;
+
+  std::vector<Real> half(n);
+  for (std::size_t i = 0; i < n; ++i)
+    half[i] = shapes_[static_cast<std::size_t>(particles_.shape[i])].boundingRadius + 0.5 * skin_;
+
+  std::vector<std::uint64_t> found;
+  if (n > 1) {
+    std::vector<Real> sorted = half;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n / 2), sorted.end());
+    Vec3 lo = particles_.position[0], hi = lo;
+    for (std::size_t i = 0; i < n; ++i) {
+      lo = lo.cwiseMin(particles_.position[i]);
+      hi = hi.cwiseMax(particles_.position[i]);
+    }
+    Real maxHalf = *std::max_element(half.begin(), half.end());
+    Real cell = 2 * sorted[n / 2];
+    // At most 2^20 cells per axis.
+    const Real span = (hi - lo).maxCoeff() + 2 * maxHalf;
+    cell = std::max(cell, span / static_cast<Real>(1 << 20));
+    const Vec3 origin = lo - Vec3::Constant(maxHalf + cell);
+    auto cellOf = [&](Real x, int axis) { return static_cast<std::int64_t>(std::floor((x - origin[axis]) / cell)); };
+    auto key = [](std::int64_t x, std::int64_t y, std::int64_t z) {
+      return (static_cast<std::uint64_t>(x) << 42) | (static_cast<std::uint64_t>(y) << 21) | static_cast<std::uint64_t>(z);
+    };
+    struct Entry {
+      std::uint64_t key;
+      int p;
+    };
+    std::vector<Entry> entries;
+    entries.reserve(n * 8);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vec3& x = particles_.position[i];
+      const std::int64_t x0 = cellOf(x.x() - half[i], 0), x1 = cellOf(x.x() + half[i], 0);
+      const std::int64_t y0 = cellOf(x.y() - half[i], 1), y1 = cellOf(x.y() + half[i], 1);
+      const std::int64_t z0 = cellOf(x.z() - half[i], 2), z1 = cellOf(x.z() + half[i], 2);
+      for (std::int64_t a = x0; a <= x1; ++a)
+        for (std::int64_t b = y0; b <= y1; ++b)
+          for (std::int64_t c = z0; c <= z1; ++c) entries.push_back({key(a, b, c), static_cast<int>(i)});
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.key < b.key || (a.key == b.key && a.p < b.p);
+    });
+    // Runs of equal keys = cells.
+    std::vector<std::size_t> runStart;
+    for (std::size_t e = 0; e < entries.size(); ++e)
+      if (e == 0 || entries[e].key != entries[e - 1].key) runStart.push_back(e);
+    runStart.push_back(entries.size());
+    const auto runs = static_cast<std::int64_t>(runStart.size()) - 1;
+    const int nthreads = omp_get_max_threads();
+    std::vector<std::vector<std::uint64_t>> local(static_cast<std::size_t>(nthreads));
+#pragma omp parallel
+    {
+      auto& out = local[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t r = 0; r < runs; ++r) {
+        const std::size_t b = runStart[static_cast<std::size_t>(r)], e = runStart[static_cast<std::size_t>(r) + 1];
+        if (e - b < 2) continue;
+        const std::uint64_t k = entries[b].key;
+        for (std::size_t u = b; u < e; ++u)
+          for (std::size_t v = u + 1; v < e; ++v) {
+            const auto i = static_cast<std::size_t>(entries[u].p), j = static_cast<std::size_t>(entries[v].p);
+            const Vec3& xi = particles_.position[i];
+            const Vec3& xj = particles_.position[j];
+            const Real hs = half[i] + half[j];
+            const Vec3 d = xj - xi;
+            if (std::abs(d.x()) > hs || std::abs(d.y()) > hs || std::abs(d.z()) > hs) continue;
+            // Owner cell: lower corner of the intersection of the two cubes.
+            const Vec3 corner = (xi.array() - half[i]).max(xj.array() - half[j]);
+            if (key(cellOf(corner.x(), 0), cellOf(corner.y(), 1), cellOf(corner.z(), 2)) != k) continue;
+            if (d.squaredNorm() > hs * hs) continue;  // bounding spheres + skin apart
+            out.push_back((static_cast<std::uint64_t>(i) << 32) | j);
+          }
+      }
+    }
+    for (auto& l : local) found.insert(found.end(), l.begin(), l.end());
+    std::sort(found.begin(), found.end());
+  }
+
+  // Merge with the previous list (both sorted by (i, j)) to keep contact history and caches.
+  std::vector<PairState> pairs;
+  std::vector<ContactCache> caches;
+  pairs.reserve(found.size());
+  std::size_t old = 0;
+  for (std::uint64_t f : found) {
+    PairState p;
+    p.i = static_cast<int>(f >> 32);
+    p.j = static_cast<int>(f & 0xffffffffu);
+    while (old < pairs_.size() && (static_cast<std::uint64_t>(pairs_[old].i) << 32 | static_cast<std::uint64_t>(pairs_[old].j)) < f)
+      ++old;
+    const bool kept = old < pairs_.size() && pairs_[old].i == p.i && pairs_[old].j == p.j;
+    if (kept) {
+      p.bound = pairs_[old].bound;
+      p.shear = pairs_[old].shear;
+      p.touching = pairs_[old].touching;
+    }
+    const bool sphereSphere = shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.i)])].isSphere &&
+                              shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.j)])].isSphere;
+    if (!sphereSphere) {
+      p.cache = static_cast<int>(caches.size());
+      caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)] : ContactCache{});
+    }
+    pairs.push_back(p);
+  }
+  pairs_ = std::move(pairs);
+  caches_ = std::move(caches);
+  pairOut_.assign(pairs_.size(), PairOutput{});
+
+  // CSR of each particle's pairs, in pair order (fixed summation order => thread-count independent).
+  pairOffsets_.assign(n + 1, 0);
+  for (const PairState& p : pairs_) {
+    ++pairOffsets_[static_cast<std::size_t>(p.i) + 1];
+    ++pairOffsets_[static_cast<std::size_t>(p.j) + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) pairOffsets_[i + 1] += pairOffsets_[i];
+  pairRefs_.assign(static_cast<std::size_t>(pairOffsets_[n]), 0);
+  {
+    std::vector<int> fill(pairOffsets_.begin(), pairOffsets_.end() - 1);
+    for (std::size_t k = 0; k < pairs_.size(); ++k) {
+      pairRefs_[static_cast<std::size_t>(fill[static_cast<std::size_t>(pairs_[k].i)]++)] = static_cast<int>(k);
+      pairRefs_[static_cast<std::size_t>(fill[static_cast<std::size_t>(pairs_[k].j)]++)] = ~static_cast<int>(k);
+    }
+  }
+
+  // Wall contact states: every plane for every particle, plus mesh triangles whose bounding box
+  // comes within the particle's bounding sphere + skin. History merged per particle.
+  std::vector<int> offsets(n + 1, 0);
+  std::vector<WallContactState> states;
+  states.reserve(n * walls_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    offsets[i] = static_cast<int>(states.size());
+    const Vec3& x = particles_.position[i];
+    const Real reach = half[i] + 0.5 * skin_;
+    const std::size_t oldBegin = wallOffsets_.size() == n + 1 ? static_cast<std::size_t>(wallOffsets_[i]) : 0;
+    const std::size_t oldEnd = wallOffsets_.size() == n + 1 ? static_cast<std::size_t>(wallOffsets_[i + 1]) : 0;
+    std::size_t o = oldBegin;
+    auto addState = [&](int w, int t) {
+      WallContactState s;
+      s.wall = w;
+      s.triangle = t;
+      while (o < oldEnd && (wallStates_[o].wall < w || (wallStates_[o].wall == w && wallStates_[o].triangle < t))) ++o;
+      if (o < oldEnd && wallStates_[o].wall == w && wallStates_[o].triangle == t) {
+        s.shear = wallStates_[o].shear;
+        s.touching = wallStates_[o].touching;
+      }
+      states.push_back(s);
+    };
+    for (std::size_t w = 0; w < walls_.size(); ++w) {
+      const Wall& wall = walls_[w];
+      if (wall.kind == WallKind::Plane) {
+        addState(static_cast<int>(w), -1);
+        continue;
+      }
+      for (std::size_t t = 0; t < wall.triangles.size(); ++t) {
+        const auto& tri = wall.triangles[t];
+        Vec3 lo = wall.vertices[static_cast<std::size_t>(tri[0])], hi = lo;
+        for (int c = 1; c < 3; ++c) {
+          lo = lo.cwiseMin(wall.vertices[static_cast<std::size_t>(tri[c])]);
+          hi = hi.cwiseMax(wall.vertices[static_cast<std::size_t>(tri[c])]);
+        }
+        if (boxesOverlap(x - wall.origin, reach, lo, hi)) addState(static_cast<int>(w), static_cast<int>(t));
+      }
+    }
+  }
+  offsets[n] = static_cast<int>(states.size());
+  wallOffsets_ = std::move(offsets);
+  wallStates_ = std::move(states);
+}
+
+Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
+                              Vec3& shear, Real& normalForce) const {
+  const Real dt = options_.timeStep;
+  const Real vn = relVel.dot(n);  // > 0: separating
+  const Vec3 vt = relVel - vn * n;
+
+  // Tangential spring history rotated into the current tangent plane (contact frame rotation),
+  // keeping its length, then incremented by the tangential displacement of this step.
+  Vec3 s = shear;
+  const Real len = s.norm();
+  s -= s.dot(n) * n;
+  const Real len2 = s.norm();
+  if (len2 > 0) s *= len / len2;
+  s += vt * dt;
+
+  Real fn = 0, kt = 0, gn = 0, gt = 0;
+  if (law.model == ContactModel::HertzMindlin) {
+    // Hertz normal force (4/3) E* √R* δ^{3/2}; damping α √(m* k_sec) v with k_sec = (4/3) E* √(R* δ):
+    // the α δ^{1/4} form whose restitution is velocity-independent, α fitted to e (material.cpp).
+    const Real a = std::sqrt(rEff * depth);
+    const Real kn = 4.0 / 3.0 * law.effectiveModulus * a;
+    gn = law.dampingCoefficient * std::sqrt(mEff * kn);
+    fn = kn * depth - gn * vn;
+    kt = 8 * law.effectiveShearModulus * a;  // Mindlin no-slip tangential stiffness
+    gt = law.dampingCoefficient * std::sqrt(mEff * kt);
+  } else {
+    // Linear spring-dashpot; default k_n: Hertz secant stiffness at an overlap of 1% of R*.
+    const Real kn = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
+    gn = law.dampingCoefficient * std::sqrt(mEff * kn);
+    fn = kn * depth - gn * vn;
+    kt = 2.0 / 7.0 * kn;
+    gt = law.dampingCoefficient * std::sqrt(mEff * kt);
+  }
+  if (fn < 0) fn = 0;  // no cohesion
+  Vec3 ft = -kt * s - gt * vt;
+  const Real limit = law.friction * fn;
+  const Real ftn = ft.norm();
+  if (ftn > limit) {
+    // Coulomb slip: force on the cone, spring reset so that spring + damping equal the limit.
+    ft = ftn > 0 ? Vec3(ft * (limit / ftn)) : Vec3::Zero();
+    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
+  }
+  shear = s;
+  normalForce = fn;
+  return fn * n + ft;
+}
+
+void Simulation::pairForces(std::size_t k) {
+  PairState& p = pairs_[k];
+  PairOutput& o = pairOut_[k];
+  o = PairOutput{};
+  const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+  const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
+  const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
+  const Vec3& xi = particles_.position[i];
+  const Vec3& xj = particles_.position[j];
+  Real depth = 0;
+  Vec3 n, c;
+  if (p.cache < 0) {
+    // Sphere-sphere: exact, no narrow phase.
+    const Vec3 d = xj - xi;
+    const Real r = si.sphereRadius + sj.sphereRadius;
+    const Real d2 = d.squaredNorm();
+    if (d2 >= r * r || d2 == 0) {
+      p.touching = 0;
+      p.shear.setZero();
+      return;
+    }
+    const Real dist = std::sqrt(d2);
+    n = d / dist;
+    depth = r - dist;
+    c = xi + n * (si.sphereRadius - 0.5 * depth);
+  } else {
+    // Montanari (2017) Eq. 3.14: the last exact distance minus the largest point displacements of
+    // both bodies since; the narrow phase is called only when this lower bound reaches 0.
+    p.bound -= stepDisplacement_[i] + stepDisplacement_[j];
+    if (options_.conservativeBound && p.bound > 0) {
+      p.touching = 0;
+      p.shear.setZero();
+      o.depth = -1;  // marker: skipped (read by computeForces' counters)
+      return;
+    }
+    const ContactResult r = contact(si.shape, poseOf(p.i), sj.shape, poseOf(p.j), options_.narrowPhase,
+                                    &caches_[static_cast<std::size_t>(p.cache)]);
+    o.depth = -2;  // marker: narrow-phase call
+    if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
+      o.depth = -3;  // warning
+      p.touching = 0;
+      p.shear.setZero();
+      p.bound = 0;
+      return;
+    }
+    if (r.distance > 0 || r.depth <= 0 || r.normal.squaredNorm() == 0) {
+      p.bound = std::max<Real>(0, std::min(r.lowerBound, r.distance));
+      p.touching = 0;
+      p.shear.setZero();
+      return;
+    }
+    p.bound = 0;
+    depth = r.depth;
+    n = r.normal;
+    c = r.contactPoint;
+    if (r.contactCount > 1) {
+      // Face contacts: force applied at the depth-weighted centre of the manifold points, so a
+      // tilted face feels the restoring moment of its deeper side.
+      Real wsum = 0;
+      Vec3 acc = Vec3::Zero();
+      for (int m = 0; m < r.contactCount; ++m) {
+        const Real w = std::max<Real>(0, r.contacts[m].depth);
+        acc += w * r.contacts[m].point;
+        wsum += w;
+      }
+      if (wsum > 0) c = acc / wsum;
+    }
+  }
+  const Vec3& wi = particles_.angularVelocity[i];
+  const Vec3& wj = particles_.angularVelocity[j];
+  const Vec3 rel = (particles_.velocity[j] + wj.cross(c - xj)) - (particles_.velocity[i] + wi.cross(c - xi));
+  const PairLaw& law = table_.law(particles_.material[i], particles_.material[j]);
+  const Real mEff = reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]);
+  const Real rEff = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
+  Real fn = 0;
+  const Vec3 f = contactForce(law, depth, n, rel, mEff, rEff, p.shear, fn);
+  o.force = f;
+  o.torqueJ = (c - xj).cross(f);
+  o.torqueI = (c - xi).cross(Vec3(-f));
+  if (law.rollingFriction > 0) {
+    // Constant rolling-resistance torque opposing the relative rotation (model A of Ai et al. 2011).
+    const Vec3 wr = wj - wi;
+    const Real wn = wr.norm();
+    if (wn > 1e-12) {
+      const Vec3 m = (law.rollingFriction * rEff * fn / wn) * wr;
+      o.torqueJ -= m;
+      o.torqueI += m;
+    }
+  }
+  o.point = c;
+  o.normal = n;
+  o.depth = depth;
+  p.touching = 1;
+}
+
+void Simulation::wallForces(int ii) {
+  const auto i = static_cast<std::size_t>(ii);
+  const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[i])];
+  const Vec3& x = particles_.position[i];
+  const Quat& q = particles_.orientation[i];
+  for (int k = wallOffsets_[i]; k < wallOffsets_[i + 1]; ++k) {
+    WallContactState& st = wallStates_[static_cast<std::size_t>(k)];
+    const Wall& wall = walls_[static_cast<std::size_t>(st.wall)];
+    st.depth = 0;
+    st.force.setZero();
+    Real depth = 0;
+    Vec3 n = wall.normal, c = Vec3::Zero();
+    if (st.triangle < 0) {
+      const Vec3& p0 = wall.origin;
+      if (s.isSphere) {
+        depth = s.sphereRadius - n.dot(x - p0);
+        c = x - n * (s.sphereRadius - 0.5 * depth);
+      } else if (!s.bodyVertices.empty()) {
+        // Polyhedral core: every vertex below the plane contributes (depth-weighted centre).
+        const Mat3 r = q.toRotationMatrix();
+        Real wsum = 0;
+        Vec3 acc = Vec3::Zero();
+        for (const Vec3& v : s.bodyVertices) {
+          const Vec3 w = x + mulMat(r, v);
+          const Real d = s.coreRadius - n.dot(w - p0);
+          if (d > 0) {
+            acc += d * (w - n * (s.coreRadius - 0.5 * d));
+            wsum += d;
+            depth = std::max(depth, d);
+          }
+        }
+        if (wsum > 0) c = acc / wsum;
+      } else {
+        const Transform pose = poseOf(ii);
+        SupportHint hint;
+        const Vec3 sp = pose.apply(s.shape.support(pose.rotateInverse(Vec3(-n)), hint));
+        depth = -n.dot(sp - p0);
+        c = sp + n * (0.5 * depth);
+      }
+    } else {
+      const auto& t = wall.triangles[static_cast<std::size_t>(st.triangle)];
+      Triangle tri;
+      for (int v = 0; v < 3; ++v) tri.v[v] = wall.vertices[static_cast<std::size_t>(t[v])] + wall.origin;
+      const ContactResult r = contact(Shape(tri), Transform(), s.shape, poseOf(ii), options_.narrowPhase, nullptr);
+      if (r.status != Status::InvalidInput && std::isfinite(r.distance) && r.distance <= 0 && r.depth > 0 &&
+          r.normal.squaredNorm() > 0) {
+        depth = r.depth;
+        n = r.normal;
+        c = r.contactPoint;
+      }
+    }
+    if (!(depth > 0)) {
+      st.touching = 0;
+      st.shear.setZero();
+      continue;
+    }
+    const Vec3 wallVel = wall.isLid() ? Vec3(wall.normal * lidVelocity_[static_cast<std::size_t>(st.wall)]) : wall.velocity;
+    const Vec3& w = particles_.angularVelocity[i];
+    const Vec3 rel = particles_.velocity[i] + w.cross(c - x) - wallVel;
+    const PairLaw& law = table_.law(wall.material, particles_.material[i]);
+    const Real m = particles_.mass[i];
+    const Real mEff = wall.isLid() ? m * wall.mass / (m + wall.mass) : m;
+    Real fn = 0;
+    const Vec3 f = contactForce(law, depth, n, rel, mEff, s.contactRadius, st.shear, fn);
+    particles_.force[i] += f;
+    particles_.torque[i] += (c - x).cross(f);
+    if (law.rollingFriction > 0 && w.norm() > 1e-12)
+      particles_.torque[i] -= (law.rollingFriction * s.contactRadius * fn / w.norm()) * w;
+    st.touching = 1;
+    st.depth = depth;
+    st.point = c;
+    st.normal = n;
+    st.force = f;
+  }
+}
+
+void Simulation::computeForces() {
+  const auto np = static_cast<std::int64_t>(pairs_.size());
+  std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
+#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings)
+  for (std::int64_t k = 0; k < np; ++k) {
+    pairForces(static_cast<std::size_t>(k));
+    const PairState& p = pairs_[static_cast<std::size_t>(k)];
+    PairOutput& o = pairOut_[static_cast<std::size_t>(k)];
+    if (p.cache < 0) {
+      ++analytic;
+    } else if (o.depth == -1) {
+      ++skipped;
+      o.depth = 0;
+    } else if (o.depth == -3) {
+      ++warnings;
+      ++calls;
+      o.depth = 0;
+    } else {
+      ++calls;
+      if (o.depth < 0) o.depth = 0;
+    }
+  }
+  counters_.narrowPhaseCalls += calls;
+  counters_.narrowPhaseSkipped += skipped;
+  counters_.analyticPairTests += analytic;
+  counters_.warnings += warnings;
+
+  const auto n = static_cast<std::int64_t>(particles_.size());
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::int64_t ii = 0; ii < n; ++ii) {
+    const auto i = static_cast<std::size_t>(ii);
+    Vec3 f = Vec3::Zero(), t = Vec3::Zero();
+    for (int r = pairOffsets_[i]; r < pairOffsets_[i + 1]; ++r) {
+      const int ref = pairRefs_[static_cast<std::size_t>(r)];
+      if (ref >= 0) {
+        const PairOutput& o = pairOut_[static_cast<std::size_t>(ref)];
+        f -= o.force;
+        t += o.torqueI;
+      } else {
+        const PairOutput& o = pairOut_[static_cast<std::size_t>(~ref)];
+        f += o.force;
+        t += o.torqueJ;
+      }
+    }
+    particles_.force[i] = f;
+    particles_.torque[i] = t;
+    if (!walls_.empty()) wallForces(static_cast<int>(ii));
+  }
+
+  // Free lids: reaction of every particle touching them, summed in particle order.
+  for (std::size_t w = 0; w < walls_.size(); ++w) lidForce_[w] = 0;
+  bool anyLid = false;
+  for (const Wall& w : walls_) anyLid |= w.isLid();
+  if (anyLid)
+    for (const WallContactState& st : wallStates_)
+      if (st.touching && walls_[static_cast<std::size_t>(st.wall)].isLid())
+        lidForce_[static_cast<std::size_t>(st.wall)] -= st.force.dot(walls_[static_cast<std::size_t>(st.wall)].normal);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measures
+
+Stats Simulation::stats() const {
+  Stats s;
+  s.step = step_;
+  s.time = time_;
+  const Vec3 g = options_.gravity;
+  for (std::size_t i = 0; i < particles_.size(); ++i) {
+    const Real m = particles_.mass[i];
+    const Vec3& v = particles_.velocity[i];
+    const Vec3 wb = particles_.orientation[i].conjugate() * particles_.angularVelocity[i];
+    s.kineticEnergy += 0.5 * m * v.squaredNorm() + 0.5 * wb.dot(particles_.inertia[i].cwiseProduct(wb));
+    s.potentialEnergy -= m * g.dot(particles_.position[i]);
+    s.maxSpeed = std::max(s.maxSpeed, v.norm());
+  }
+  for (std::size_t w = 0; w < walls_.size(); ++w)
+    if (walls_[w].isLid()) {
+      s.kineticEnergy += 0.5 * walls_[w].mass * lidVelocity_[w] * lidVelocity_[w];
+      s.potentialEnergy -= walls_[w].mass * g.dot(walls_[w].origin);
+    }
+  Real sum = 0;
+  std::int64_t count = 0;
+  for (std::size_t k = 0; k < pairs_.size(); ++k)
+    if (pairs_[k].touching) {
+      ++s.contacts;
+      sum += pairOut_[k].depth;
+      s.maxOverlap = std::max(s.maxOverlap, pairOut_[k].depth);
+      ++count;
+    }
+  for (const WallContactState& st : wallStates_)
+    if (st.touching) {
+      ++s.wallContacts;
+      sum += st.depth;
+      s.maxOverlap = std::max(s.maxOverlap, st.depth);
+      ++count;
+    }
+  s.meanOverlap = count ? sum / static_cast<Real>(count) : 0;
+  s.coordinationNumber = particles_.size() ? 2.0 * static_cast<Real>(s.contacts) / static_cast<Real>(particles_.size()) : 0;
+  return s;
+}
+
+std::vector<ContactInfo> Simulation::contacts() const {
+  std::vector<ContactInfo> out;
+  for (std::size_t k = 0; k < pairs_.size(); ++k)
+    if (pairs_[k].touching) {
+      const PairOutput& o = pairOut_[k];
+      out.push_back({pairs_[k].i, pairs_[k].j, o.point, o.normal, o.depth, o.force});
+    }
+  for (std::size_t i = 0; i + 1 < wallOffsets_.size(); ++i)
+    for (int k = wallOffsets_[i]; k < wallOffsets_[i + 1]; ++k) {
+      const WallContactState& st = wallStates_[static_cast<std::size_t>(k)];
+      if (st.touching) out.push_back({static_cast<int>(i), -1 - st.wall, st.point, st.normal, st.depth, st.force});
+    }
+  return out;
+}
+
+Real Simulation::particleVolume() const {
+  Real v = 0;
+  for (std::size_t i = 0; i < particles_.size(); ++i) v += shapes_[static_cast<std::size_t>(particles_.shape[i])].volume;
+  return v;
+}
+
+Real Simulation::lidSpeed(int wall) const {
+  return wall >= 0 && wall < static_cast<int>(lidVelocity_.size()) ? lidVelocity_[static_cast<std::size_t>(wall)] : 0;
+}
+
+std::uint64_t Simulation::stateHash() const {
+  std::uint64_t h = kFnvOffset;
+  fnvVec(h, particles_.position);
+  fnvVec(h, particles_.orientation);
+  fnvVec(h, particles_.velocity);
+  fnvVec(h, particles_.angularVelocity);
+  for (const PairState& p : pairs_) {
+    fnv(h, &p.i, sizeof p.i);
+    fnv(h, &p.j, sizeof p.j);
+    fnv(h, p.shear.data(), sizeof(Real) * 3);
+  }
+  for (const WallContactState& st : wallStates_) fnv(h, st.shear.data(), sizeof(Real) * 3);
+  fnvVec(h, lidVelocity_);
+  fnv(h, &time_, sizeof time_);
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints
+
+void Simulation::saveState(std::ostream& out) const {
+  out.write(kMagic, sizeof kMagic);
+  writePod(out, static_cast<std::uint64_t>(particles_.size()));
+  writePod(out, static_cast<std::uint64_t>(shapes_.size()));
+  writePod(out, static_cast<std::uint64_t>(walls_.size()));
+  writePod(out, time_);
+  writePod(out, step_);
+  writePod(out, options_.timeStep);
+  writePod(out, counters_);
+  writePod(out, skin_);
+  writeVec(out, particles_.id);
+  writeVec(out, particles_.position);
+  writeVec(out, particles_.orientation);
+  writeVec(out, particles_.velocity);
+  writeVec(out, particles_.angularVelocity);
+  writeVec(out, particles_.force);
+  writeVec(out, particles_.torque);
+  writeVec(out, particles_.mass);
+  writeVec(out, particles_.inertia);
+  writeVec(out, particles_.shape);
+  writeVec(out, particles_.material);
+  writeVec(out, particles_.fixed);
+  std::vector<Vec3> origins, velocities;
+  for (const Wall& w : walls_) {
+    origins.push_back(w.origin);
+    velocities.push_back(w.velocity);
+  }
+  writeVec(out, origins);
+  writeVec(out, velocities);
+  writeVec(out, lidVelocity_);
+  writeVec(out, lidForce_);
+  writeVec(out, referencePosition_);
+  writeVec(out, wallReference_);
+  writeVec(out, pairs_);
+  writeVec(out, caches_);
+  writeVec(out, pairOut_);
+  writeVec(out, pairOffsets_);
+  writeVec(out, pairRefs_);
+  writeVec(out, stepDisplacement_);
+  writeVec(out, wallOffsets_);
+  writeVec(out, wallStates_);
+}
+
+Result<bool> Simulation::loadState(std::istream& in) {
+  using R = Result<bool>;
+  char magic[sizeof kMagic];
+  in.read(magic, sizeof magic);
+  if (!in || std::memcmp(magic, kMagic, sizeof kMagic) != 0) return R::failure("not a proxima DEM checkpoint (bad magic)");
+  std::uint64_t np = 0, ns = 0, nw = 0;
+  if (!readPod(in, np) || !readPod(in, ns) || !readPod(in, nw)) return R::failure("checkpoint truncated (header)");
+  if (ns != shapes_.size() || nw != walls_.size())
+    return R::failure("checkpoint does not match the scenario: " + std::to_string(ns) + " shapes and " +
+                      std::to_string(nw) + " walls in the checkpoint, " + std::to_string(shapes_.size()) + " and " +
+                      std::to_string(walls_.size()) + " in the scenario");
+  Real dt = 0;
+  bool ok = readPod(in, time_) && readPod(in, step_) && readPod(in, dt) && readPod(in, counters_) && readPod(in, skin_);
+  ok = ok && readVec(in, particles_.id) && readVec(in, particles_.position) && readVec(in, particles_.orientation) &&
+       readVec(in, particles_.velocity) && readVec(in, particles_.angularVelocity) && readVec(in, particles_.force) &&
+       readVec(in, particles_.torque) && readVec(in, particles_.mass) && readVec(in, particles_.inertia) &&
+       readVec(in, particles_.shape) && readVec(in, particles_.material) && readVec(in, particles_.fixed);
+  std::vector<Vec3> origins, velocities;
+  ok = ok && readVec(in, origins) && readVec(in, velocities) && readVec(in, lidVelocity_) && readVec(in, lidForce_) &&
+       readVec(in, referencePosition_) && readVec(in, wallReference_) && readVec(in, pairs_) && readVec(in, caches_) &&
+       readVec(in, pairOut_) && readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
+       readVec(in, wallOffsets_) && readVec(in, wallStates_);
+  if (!ok) return R::failure("checkpoint truncated or corrupt");
+  if (particles_.position.size() != np || origins.size() != nw) return R::failure("checkpoint sizes inconsistent");
+  for (std::size_t w = 0; w < walls_.size(); ++w) {
+    walls_[w].origin = origins[w];
+    walls_[w].velocity = velocities[w];
+  }
+  for (int s : particles_.shape)
+    if (s < 0 || s >= static_cast<int>(shapes_.size())) return R::failure("checkpoint refers to an unknown shape");
+  options_.timeStep = dt;
+  table_ = ContactTable(materials_, model_);
+  for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
+  if (options_.threads > 0) omp_set_num_threads(options_.threads);
+  initialized_ = true;
+  return true;
+}
+
+}  // namespace proxima::dem
