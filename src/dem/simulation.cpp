@@ -248,7 +248,7 @@ Transform Simulation::poseOf(int i) const {
 void Simulation::kick(Real h) {
   const auto n = static_cast<std::int64_t>(particles_.size());
   const Vec3 g = options_.gravity;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= options_.parallelThreshold)
   for (std::int64_t ii = 0; ii < n; ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     if (particles_.fixed[i]) continue;
@@ -266,7 +266,7 @@ void Simulation::kick(Real h) {
 
 void Simulation::drift(Real h) {
   const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= options_.parallelThreshold)
   for (std::int64_t ii = 0; ii < n; ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     const Vec3 dx = particles_.velocity[i] * h;
@@ -312,7 +312,7 @@ void Simulation::step() {
   // could together have moved more than the skin (and a particle plus a mesh wall likewise).
   Real maxDisp = 0;
   const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for reduction(max : maxDisp) schedule(static)
+#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (n >= options_.parallelThreshold)
   for (std::int64_t i = 0; i < n; ++i)
     maxDisp = std::max(maxDisp, (particles_.position[static_cast<std::size_t>(i)] -
                                  referencePosition_[static_cast<std::size_t>(i)]).squaredNorm());
@@ -392,7 +392,7 @@ void Simulation::rebuildNeighbours() {
     const auto runs = static_cast<std::int64_t>(runStart.size()) - 1;
     const int nthreads = omp_get_max_threads();
     std::vector<std::vector<std::uint64_t>> local(static_cast<std::size_t>(nthreads));
-#pragma omp parallel
+#pragma omp parallel if (static_cast<std::int64_t>(n) >= options_.parallelThreshold)
     {
       auto& out = local[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 256)
@@ -666,6 +666,11 @@ void Simulation::wallForces(int ii) {
     Vec3 n = wall.normal, c = Vec3::Zero();
     if (st.triangle < 0) {
       const Vec3& p0 = wall.origin;
+      if (n.dot(x - p0) >= s.boundingRadius) {  // bounding sphere clear of the plane
+        st.touching = 0;
+        st.shear.setZero();
+        continue;
+      }
       if (s.isSphere) {
         depth = s.sphereRadius - n.dot(x - p0);
         c = x - n * (s.sphereRadius - 0.5 * depth);
@@ -731,7 +736,7 @@ void Simulation::wallForces(int ii) {
 void Simulation::computeForces() {
   const auto np = static_cast<std::int64_t>(pairs_.size());
   std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
-#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings)
+#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings) if (np >= options_.parallelThreshold)
   for (std::int64_t k = 0; k < np; ++k) {
     pairForces(static_cast<std::size_t>(k));
     const PairState& p = pairs_[static_cast<std::size_t>(k)];
@@ -756,7 +761,7 @@ void Simulation::computeForces() {
   counters_.warnings += warnings;
 
   const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for schedule(dynamic, 256) if (n >= options_.parallelThreshold)
   for (std::int64_t ii = 0; ii < n; ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     Vec3 f = Vec3::Zero(), t = Vec3::Zero();
