@@ -39,6 +39,8 @@ PEER_PKG = {"liggghts": "liggghts", "lammps": "lammps", "yade": "yade"}
 SUPPORTS = {"sphere": {"liggghts", "lammps", "yade"}, "polyhedron": {"yade"}}
 SETTLED_VMAX = 0.05  # m/s: the bed counts as settled if no particle is faster at the start of the timed phase
 
+MARKERS = ("timed_start.mark", "timed_end.mark")  # created by the LIGGGHTS/LAMMPS inputs (`shell touch`)
+CPU_USE_RE = re.compile(r"([0-9.]+)% CPU use with")
 LOOP_RE = re.compile(r"Loop time of\s+([0-9.eE+-]+)\s+on\s+(\d+)\s+procs?\s+for\s+(\d+)\s+steps\s+with\s+(\d+)\s+atoms")
 
 
@@ -75,21 +77,66 @@ def cpu_model():
     return platform.processor() or None
 
 
-def run_cmd(cmd, cwd, timeout, env):
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def tree_cpu_seconds(root: int):
+    """utime + stime (s) of the live process tree under `root` (read from /proc), or None."""
+    try:
+        stats = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    txt = f.read()
+            except OSError:
+                continue
+            rest = txt[txt.rindex(")") + 2:].split()
+            stats[int(name)] = (int(rest[1]), (int(rest[11]) + int(rest[12])) / CLK_TCK)  # ppid, cpu
+        children = {}
+        for pid, (ppid, _) in stats.items():
+            children.setdefault(ppid, []).append(pid)
+        total, todo = 0.0, [root]
+        while todo:
+            pid = todo.pop()
+            if pid in stats:
+                total += stats[pid][1]
+            todo += children.get(pid, [])
+        return total
+    except OSError:
+        return None
+
+
+def run_cmd(cmd, cwd, timeout, env, markers=()):
     """Runs cmd (a list) in its own process group, under /usr/bin/time -v if available.
+    `markers`: file names the peer creates (LAMMPS/LIGGGHTS `shell touch`) at the phase boundaries;
+    when one appears, the wall time and the CPU time of the peer's process tree are sampled
+    (polled every 10 ms), so that the CPU share of the timed phase is known on a busy machine.
     Returns (returncode or None on timeout, wall seconds, combined output, peak RSS in MB or None,
-    CPU percent from /usr/bin/time or None)."""
+    CPU percent from /usr/bin/time or None, {marker: (wall, cpu seconds)})."""
     time_exe = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
     tfile = os.path.join(cwd, "time-v.txt")
     full = ([time_exe, "-v", "-o", tfile] + cmd) if time_exe else cmd
     logf = os.path.join(cwd, "peer-output.txt")
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    samples = {}
     t0 = time.time()
     with open(logf, "w") as out:
         proc = subprocess.Popen(full, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            rc = proc.wait(timeout=timeout)
+            pending = list(markers)
+            while pending:
+                if proc.poll() is not None:
+                    break
+                if time.time() - t0 > timeout:
+                    raise subprocess.TimeoutExpired(full, timeout)
+                if os.path.exists(os.path.join(cwd, pending[0])):
+                    samples[pending.pop(0)] = (time.time(), tree_cpu_seconds(proc.pid))
+                else:
+                    time.sleep(0.01)
+            rc = proc.wait(timeout=max(1.0, timeout - (time.time() - t0)))
         except subprocess.TimeoutExpired:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -118,7 +165,7 @@ def run_cmd(cmd, cwd, timeout, env):
         after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         if after > before:  # only meaningful if this child set a new maximum
             peak = after / 1024.0
-    return rc, wall, text, peak, cpu
+    return rc, wall, text, peak, cpu, samples
 
 
 def parse_thermo_blocks(text: str):
@@ -161,9 +208,15 @@ def run_lmp_like(peer, exe, scene, workdir, threads, timeout, env):
     cmd = mpi_prefix(threads) + [exe, "-in", script, "-log", os.path.join(workdir, "log.txt")]
     for k, v in vars_.items():
         cmd += ["-var", k, repr(v) if isinstance(v, float) else str(v)]
-    rc, wall, text, peak, cpu = run_cmd(cmd, workdir, timeout, env)
+    rc, wall, text, peak, cpu, marks = run_cmd(cmd, workdir, timeout, env, markers=MARKERS)
     rec = dict(command=" ".join(cmd), wall_seconds_total=wall, peak_rss_mb=peak, version=banner_version(peer, text),
                cpu_percent=cpu)
+    if len(marks) == 2 and None not in (marks[MARKERS[0]][1], marks[MARKERS[1]][1]):
+        w = marks[MARKERS[1]][0] - marks[MARKERS[0]][0]
+        c = marks[MARKERS[1]][1] - marks[MARKERS[0]][1]
+        if w > 0:
+            # the `run` command between the markers: setup + the timed loop
+            rec.update(timed_window_wall=w, timed_window_cpu=c, timed_cpu_share=c / w)
     loops = LOOP_RE.findall(text)
     blocks = parse_thermo_blocks(text)
     if rc is None:
@@ -177,6 +230,14 @@ def run_lmp_like(peer, exe, scene, workdir, threads, timeout, env):
         rec.update(particles=atoms, steps=steps, seconds=secs, procs=procs,
                    particle_steps_per_s=atoms * steps / secs if secs > 0 else None,
                    settle_steps=int(loops[-2][2]), settle_seconds=float(loops[-2][0]))
+        cpu_use = CPU_USE_RE.findall(text)  # LAMMPS only: "41.3% CPU use with 1 MPI tasks ..." per run
+        if len(cpu_use) >= 2:
+            rec["loop_cpu_use_percent"] = float(cpu_use[-1])
+        share = rec.get("timed_cpu_share")
+        if share and secs > 0:
+            # what the loop would take with the core to itself (cpu share of the timed window)
+            rec["cpu_seconds"] = secs * min(1.0, share / max(1, procs))
+            rec["particle_steps_per_cpu_s"] = atoms * steps / rec["cpu_seconds"]
         if len(blocks) >= 2 and blocks[-1]:
             first, last = blocks[-1][0], blocks[-1][-1]
             rec.update(vmax_start=first[3], vmax_end=last[3], ke_start=first[2], ke_end=last[2])
@@ -195,8 +256,11 @@ def run_yade(exe, scene, workdir, threads, timeout, env):
     with open(sfile, "w") as f:
         json.dump(params, f)
     script = os.path.join(PEERS_DIR, "yade", "spheres.py" if scene.shape == "sphere" else "polyhedra.py")
-    cmd = [exe, "-j", str(max(1, threads)), "-n", "-x", script, sfile, rfile]
-    rc, wall, text, peak, cpu = run_cmd(cmd, workdir, timeout, env)
+    # -f2: log errors only. Yade 2023.02a's Polyhedra code logs a warning ("Unhandled switch case:0" in
+    # do_intersect) for every candidate pair without a cached separating plane, i.e. several times per
+    # particle per step: tens of MB of log per minute, which would be timed as well.
+    cmd = [exe, "-j", str(max(1, threads)), "-f2", "-n", "-x", script, sfile, rfile]
+    rc, wall, text, peak, cpu, _ = run_cmd(cmd, workdir, timeout, env)
     rec = dict(command=" ".join(cmd), wall_seconds_total=wall, peak_rss_mb=peak, version=banner_version("yade", text),
                cpu_percent=cpu)
     res = None
@@ -292,7 +356,10 @@ def main():
         pss = rec.get("particle_steps_per_s")
         print(f"[run_peers] {peer}: {rec['status']}" + (f", {pss / 1e6:.3f} M particle-steps/s" if pss else "")
               + (f", peak {rec['peak_rss_mb']:.0f} MB" if rec.get("peak_rss_mb") else "")
-              + (f", settled={rec.get('settled')}" if "settled" in rec else ""), file=sys.stderr, flush=True)
+              + (f", settled={rec.get('settled')}" if "settled" in rec else "")
+              + (f", {rec['particle_steps_per_cpu_s'] / 1e6:.3f} M per CPU-second (CPU share "
+                 f"{rec.get('timed_cpu_share', 0):.0%})" if rec.get("particle_steps_per_cpu_s") else ""),
+              file=sys.stderr, flush=True)
         results.append(rec)
 
     doc = dict(machine=dict(cpu=cpu_model(), cores=os.cpu_count(), platform=platform.platform()),

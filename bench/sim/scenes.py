@@ -29,8 +29,9 @@ FRICTION = 0.5
 TIME_STEP = 1.7e-5        # s
 GRAVITY = 9.81            # m/s^2, along -z
 SKIN = 0.2 * DIAMETER     # Verlet skin (LIGGGHTS/LAMMPS `neighbor`), 0.4 mm
-LATTICE_SPACING = 1.2 * DIAMETER   # loose insertion lattice, 2.4 mm
-VELOCITY_JITTER = 0.01    # m/s, each velocity component uniform in [-j, j]
+LATTICE_SPACING = 1.01 * DIAMETER  # insertion lattice, proxima's rule (1.01 x bounding diameter)
+REGION_GAP = 0.001        # m, insertion region starts this far from the side walls and the floor
+VELOCITY_JITTER = 0.01    # m/s, initial velocity uniform in the ball of this radius
 SEED = 1
 
 
@@ -47,18 +48,22 @@ class Scene:
     extra: dict = field(default_factory=dict)
 
     # -- lattice -------------------------------------------------------------------------
+    # proxima's `method: lattice` rule (src/dem/builder.cpp): spacing s = 1.01 x the largest bounding
+    # diameter, first site at region.min + r, sites per axis floor((extent - d) / s) + 1, filled x
+    # fastest, then y, then z. The region is chosen here so that the lattice is the same on both sides.
     def lattice(self):
-        """Cubic insertion lattice: spacing s = 1.2 d, n = floor((base - d) / s) sites per row,
-        rows centred in the box, first layer centred at z = d (a gap of d/2 under it), layers
-        filled x fastest, then y, then z; the last layer may be partial."""
+        """Cubic insertion lattice (proxima's rule): spacing s = 1.01 d; the region starts GAP = 1 mm
+        from the side walls and the floor, so the first centre is at (GAP + d/2) = 2 mm;
+        n = floor((base - 2 GAP - d) / s) + 1 sites per row; layers filled x fastest, then y, then z;
+        the last layer may be partial."""
         s = LATTICE_SPACING
-        n = int(math.floor((self.base - DIAMETER) / s + 1e-9))
+        n = int(math.floor((self.base - 2 * REGION_GAP - DIAMETER) / s + 1e-9)) + 1
         if n < 1:
             raise ValueError(f"{self.name}: base {self.base} too small")
-        x0 = 0.5 * (self.base - (n - 1) * s)
+        x0 = REGION_GAP + DIAMETER / 2
         per_layer = n * n
         layers = (self.count + per_layer - 1) // per_layer
-        z0 = DIAMETER
+        z0 = REGION_GAP + DIAMETER / 2
         return dict(spacing=s, per_row=n, x0=x0, z0=z0, layers=layers,
                     top=z0 + (layers - 1) * s)
 
@@ -69,11 +74,12 @@ class Scene:
         return math.ceil((top + 5 * DIAMETER) * 100.0) / 100.0  # rounded up to a centimetre
 
     def region(self):
-        """Axis-aligned box spanned by the lattice cells (the proxima `region`)."""
+        """The proxima `region`: from GAP above the floor / beside the walls; its height holds
+        exactly `layers` layers (half a spacing of slack)."""
         lat = self.lattice()
-        s, n, x0, z0 = lat["spacing"], lat["per_row"], lat["x0"], lat["z0"]
-        lo = [x0 - s / 2, x0 - s / 2, z0 - s / 2]
-        hi = [x0 + (n - 0.5) * s, x0 + (n - 0.5) * s, z0 + (lat["layers"] - 0.5) * s]
+        lo = [REGION_GAP, REGION_GAP, REGION_GAP]
+        hi = [self.base - REGION_GAP, self.base - REGION_GAP,
+              REGION_GAP + DIAMETER + (lat["layers"] - 0.5) * lat["spacing"]]
         return lo, hi
 
     def initial_state(self):
@@ -86,8 +92,12 @@ class Scene:
             layer, rem = divmod(i, n * n)
             iy, ix = divmod(rem, n)
             pos.append((x0 + ix * s, x0 + iy * s, z0 + layer * s))
-        for _ in range(self.count):
-            vel.append(tuple(rng.uniform(-VELOCITY_JITTER, VELOCITY_JITTER) for _ in range(3)))
+        for _ in range(self.count):  # uniform in the ball of radius VELOCITY_JITTER (as proxima)
+            while True:
+                v = [rng.uniform(-1.0, 1.0) for _ in range(3)]
+                if v[0] * v[0] + v[1] * v[1] + v[2] * v[2] <= 1.0:
+                    break
+            vel.append(tuple(VELOCITY_JITTER * c for c in v))
         return pos, vel
 
     @property
@@ -95,11 +105,53 @@ class Scene:
         return int(round(self.settle_time / TIME_STEP))
 
 
+def _hull_faces(pts):
+    """Triangles (i, j, k) of the convex hull of a small point set, outward-oriented (brute force:
+    a triple is a face if every other point lies on its inner side). Coplanar ties are split
+    arbitrarily; enough for the centroid and volume of a generic point set."""
+    def sub(a, b):
+        return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+
+    def cross(a, b):
+        return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+    def dot(a, b):
+        return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+    n = len(pts)
+    scale = max(abs(c) for p in pts for c in p)
+    eps = 1e-12 * scale ** 3
+    faces = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            for k in range(j + 1, n):
+                nrm = cross(sub(pts[j], pts[i]), sub(pts[k], pts[i]))
+                side = [dot(nrm, sub(pts[m], pts[i])) for m in range(n) if m not in (i, j, k)]
+                if all(x <= eps for x in side):
+                    faces.append((i, j, k))
+                elif all(x >= -eps for x in side):
+                    faces.append((i, k, j))
+    return faces
+
+
+def hull_centroid_volume(pts):
+    """Volume and centroid of the convex hull (sum of signed tetrahedra from the origin)."""
+    vol, c = 0.0, [0.0, 0.0, 0.0]
+    for i, j, k in _hull_faces(pts):
+        a, b, d = pts[i], pts[j], pts[k]
+        v = (a[0] * (b[1] * d[2] - b[2] * d[1]) - a[1] * (b[0] * d[2] - b[2] * d[0])
+             + a[2] * (b[0] * d[1] - b[1] * d[0])) / 6.0
+        vol += v
+        for q in range(3):
+            c[q] += v * (a[q] + b[q] + d[q]) / 4.0
+    return vol, [x / vol for x in c]
+
+
 def rock_vertices(nverts: int = 24, seed: int = 7, roughness: float = 0.15):
     """A 'rock' template: nverts points, Fibonacci-spread directions on the unit sphere with a
-    seeded random perturbation of direction and radius (r in [1 - roughness, 1]), scaled so that the
-    circumscribed radius is exactly d/2 = 1 mm. All points are hull vertices (they lie on a
-    star-shaped surface close to a sphere; a few may end up slightly inside, the hull drops them)."""
+    seeded random perturbation of direction and radius (r in [1 - roughness, 1]), shifted so that
+    the hull's centroid is the origin (proxima and Yade both put a polyhedron's frame there) and
+    scaled so that the circumscribed radius about the centroid is exactly d/2 = 1 mm."""
     rng = random.Random(seed)
     pts = []
     golden = math.pi * (3.0 - math.sqrt(5.0))
@@ -111,6 +163,8 @@ def rock_vertices(nverts: int = 24, seed: int = 7, roughness: float = 0.15):
         norm = math.sqrt(sum(c * c for c in v))
         r = rng.uniform(1.0 - roughness, 1.0)
         pts.append([c / norm * r for c in v])
+    _, cen = hull_centroid_volume(pts)
+    pts = [[p[q] - cen[q] for q in range(3)] for p in pts]
     rmax = max(math.sqrt(sum(c * c for c in p)) for p in pts)
     scale = (DIAMETER / 2) / rmax
     return [[round(c * scale, 9) for c in p] for p in pts]
@@ -203,10 +257,11 @@ def proxima_yaml(scene: Scene) -> str:
         f"#   settle {scene.settle_time} s simulated ({scene.settle_steps} steps of {TIME_STEP} s), then time "
         f"{scene.timed_steps} steps;",
         f"#   report {scene.count} x {scene.timed_steps} / wall seconds of the timed steps (particle-steps/s).",
-        f"# Insertion: cubic lattice, spacing {LATTICE_SPACING * 1e3:g} mm, {lat['per_row']} x {lat['per_row']} "
-        f"per layer, {lat['layers']} layers,",
-        f"#   first centre at ({lat['x0']:.6g}, {lat['x0']:.6g}, {lat['z0']:.6g}) m, x fastest then y then z; the "
-        "region below spans the lattice cells.",
+        f"# Insertion: proxima's lattice rule (spacing 1.01 x bounding diameter = {LATTICE_SPACING * 1e3:g} mm, "
+        "first centre at region.min + r)",
+        f"#   gives {lat['per_row']} x {lat['per_row']} per layer, {lat['layers']} layers, first centre at "
+        f"({lat['x0']:.6g}, {lat['x0']:.6g}, {lat['z0']:.6g}) m,",
+        "#   x fastest then y then z: the same positions as the peers' initial state.",
         "materials:",
         f"  - {{name: glass, density: {_fmt(DENSITY)}, youngs_modulus: {_sci(YOUNG)}, poisson_ratio: {POISSON}, "
         f"restitution: {RESTITUTION}, friction: {FRICTION}}}",

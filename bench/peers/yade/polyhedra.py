@@ -108,9 +108,9 @@ done = 0
 last_print = 0.0
 while done < settle and left() > 0:
     k = min(chunk, settle - done)
-    c0 = time.time()
+    c0, p0 = time.time(), time.process_time()
     O.run(k, True)
-    chunks.append((k, time.time() - c0))
+    chunks.append((k, time.time() - c0, time.process_time() - p0))
     done += k
     if time.time() - last_print > 10 or done >= settle:
         last_print = time.time()
@@ -118,22 +118,24 @@ while done < settle and left() > 0:
         print("settle step %d t=%.4f s vmax=%.4g ke=%.4g zmax=%.4g wall=%.1f s  %.0f particle-steps/s (last chunk)"
               % (O.iter, O.time, vm, ke, zm, time.time() - t0, n * k / max(chunks[-1][1], 1e-9)), flush=True)
 
-timed_done, timed_seconds = 0, 0.0
+timed_done, timed_seconds, timed_cpu = 0, 0.0, 0.0
 if done >= settle and left() > 0:
     # timed phase, also in chunks so that the cap holds
     tk = max(1, min(timed, 200))
     while timed_done < timed and left() > 0:
         k = min(tk, timed - timed_done)
-        c0 = time.time()
+        c0, p0 = time.time(), time.process_time()
         O.run(k, True)
         timed_seconds += time.time() - c0
+        timed_cpu += time.process_time() - p0
         timed_done += k
 
 total_steps = sum(c[0] for c in chunks) + timed_done
 total_seconds = sum(c[1] for c in chunks) + timed_seconds
+total_cpu = sum(c[2] for c in chunks) + timed_cpu
 # "tail": the last quarter of the settle chunks (densest state reached in the settle phase)
 tail = chunks[len(chunks) - max(1, len(chunks) // 4):] if chunks else []
-tail_steps, tail_sec = sum(c[0] for c in tail), sum(c[1] for c in tail)
+tail_steps, tail_sec, tail_cpu = sum(c[0] for c in tail), sum(c[1] for c in tail), sum(c[2] for c in tail)
 vm, ke, zm = diagnostics()
 settled_threshold = float(P.get("settled_vmax", 0.05))
 res = dict(
@@ -144,6 +146,9 @@ res = dict(
     timed_phase_reached=bool(timed_done), timed_steps_done=timed_done, timed_seconds=timed_seconds,
     total_steps=total_steps, total_seconds=total_seconds,
     overall_particle_steps_per_s=n * total_steps / max(total_seconds, 1e-9),
+    total_cpu_seconds=total_cpu, cpu_seconds=timed_cpu if timed_done else total_cpu,
+    particle_steps_per_cpu_s=(n * timed_done / max(timed_cpu, 1e-9)) if timed_done else (n * total_steps / max(total_cpu, 1e-9)),
+    tail_particle_steps_per_cpu_s=(n * tail_steps / tail_cpu) if tail_cpu > 0 else None,
     tail_particle_steps_per_s=(n * tail_steps / tail_sec) if tail_sec > 0 else None,
     simulated_time=O.time, settle_steps_target=settle, settle_steps_done=done, capped=left() <= 0,
     vmax_end=vm, ke_end=ke, bed_top=zm, settled=vm < settled_threshold, settled_vmax_threshold=settled_threshold,

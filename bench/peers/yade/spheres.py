@@ -79,15 +79,17 @@ while done < settle:
                                                                              time.time() - t0), flush=True)
 settle_wall = time.time() - t0
 vm0, ke0, zm0 = diagnostics()
-t1 = time.time()
+t1, c1 = time.time(), time.process_time()
 O.run(timed, True)
 elapsed = time.time() - t1
+cpu = time.process_time() - c1  # CPU time of the timed phase (all threads of the process)
 vm1, ke1, zm1 = diagnostics()
 inside = sum(1 for i in ids if -R < O.bodies[i].state.pos[2] < H and 0 <= O.bodies[i].state.pos[0] <= L
              and 0 <= O.bodies[i].state.pos[1] <= L)
 res = dict(particles=len(ids), steps=timed, seconds=elapsed, particle_steps_per_s=len(ids) * timed / elapsed,
            settle_steps=settle, settle_seconds=settle_wall, vmax_start=vm0, vmax_end=vm1, ke_start=ke0,
-           ke_end=ke1, bed_top=zm1, inside=inside, interactions=len([i for i in O.interactions if i.isReal]))
+           ke_end=ke1, bed_top=zm1, inside=inside, interactions=len([i for i in O.interactions if i.isReal]),
+           cpu_seconds=cpu, timed_cpu_share=cpu / elapsed, particle_steps_per_cpu_s=len(ids) * timed / max(cpu, 1e-9))
 print("RESULT " + json.dumps(res), flush=True)
 with open(result_file, "w") as f:
     json.dump(res, f)
