@@ -1,1 +1,547 @@
-// placeholder: being written
+// Scenario -> Simulation: materials, a shared library of scaled particle shapes, deterministic
+// particle insertion (random sequential addition or a simple cubic lattice, both without overlap of
+// bounding spheres), walls (including a lid placed above the particles), and the time step.
+#include "proxima/dem/builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <numbers>
+#include <random>
+#include <tuple>
+#include <unordered_map>
+#include <variant>
+
+namespace proxima::dem {
+namespace {
+
+std::string num(Real x, const char* fmt = "%.6g") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+/// Random numbers from the 64-bit Mersenne twister with explicit transforms (the standard
+/// distributions are implementation-defined, these are the same on every platform).
+struct Rng {
+  std::mt19937_64 engine;
+  explicit Rng(std::uint64_t seed) : engine(seed) {}
+  Real uniform() { return static_cast<Real>(engine() >> 11) * 0x1.0p-53; }  ///< [0, 1)
+  Real uniform(Real a, Real b) { return a + (b - a) * uniform(); }
+  Real normal() {  // Box-Muller, one value per call
+    const Real u1 = 1 - uniform(), u2 = uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  }
+  Quat orientation() {  // uniform on SO(3) (Shoemake 1992)
+    const Real u1 = uniform(), u2 = 2 * std::numbers::pi * uniform(), u3 = 2 * std::numbers::pi * uniform();
+    const Real a = std::sqrt(1 - u1), b = std::sqrt(u1);
+    return Quat(b * std::cos(u3), a * std::sin(u2), a * std::cos(u2), b * std::sin(u3)).normalized();
+  }
+  Vec3 inUnitBall() {
+    for (;;) {
+      const Vec3 v(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
+      if (v.squaredNorm() <= 1) return v;
+    }
+  }
+};
+
+/// Relative step of the size quantisation for continuous distributions (1 %).
+constexpr Real kSizeStep = 1.01;
+/// Random insertion: attempts per particle, and consecutive failed particles that end a block.
+constexpr int kAttempts = 1000;
+constexpr int kFailuresToStop = 10;
+
+/// A drawn size factor and the key of its shape-library entry.
+struct DrawnSize {
+  Real s = 1;
+  int kind = 0;           ///< 0 fixed, 1 table entry, 2 quantised
+  std::int64_t code = 0;  ///< table index or quantum
+};
+
+DrawnSize drawSize(const SizeDistribution& d, Rng& rng) {
+  using K = SizeDistribution::Kind;
+  switch (d.kind) {
+    case K::Fixed:
+      return {d.min, 0, 0};
+    case K::Table: {
+      const Real u = rng.uniform();
+      Real acc = 0, total = 0;
+      for (Real f : d.fractions) total += f;
+      std::size_t k = 0;
+      for (; k + 1 < d.sizes.size(); ++k) {
+        acc += d.fractions[k] / total;
+        if (u < acc) break;
+      }
+      return {d.sizes[k], 1, static_cast<std::int64_t>(k)};
+    }
+    case K::Uniform:
+    case K::LogNormal: {
+      Real s = 0;
+      if (d.kind == K::Uniform) {
+        s = rng.uniform(d.min, d.max);
+      } else {
+        // Truncated log-normal: redraw outside [min, max]; clamp if the window is (nearly) empty.
+        int tries = 0;
+        do s = d.median * std::exp(d.sigma * rng.normal());
+        while ((s < d.min || s > d.max) && ++tries < 1000);
+        s = std::clamp(s, d.min, d.max);
+      }
+      const auto q = static_cast<std::int64_t>(std::llround(std::log(s) / std::log(kSizeStep)));
+      return {std::pow(kSizeStep, static_cast<Real>(q)), 2, q};
+    }
+  }
+  return {1, 0, 0};
+}
+
+Real normalCdf(Real x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
+
+/// E[s³] of the distribution (before the 1 % quantisation), for volume fractions.
+Real meanCube(const SizeDistribution& d) {
+  using K = SizeDistribution::Kind;
+  switch (d.kind) {
+    case K::Fixed:
+      return d.min * d.min * d.min;
+    case K::Uniform:
+      if (d.max <= d.min) return d.min * d.min * d.min;
+      return (std::pow(d.max, 4) - std::pow(d.min, 4)) / (4 * (d.max - d.min));
+    case K::Table: {
+      Real sum = 0, total = 0;
+      for (std::size_t k = 0; k < d.sizes.size(); ++k)
+        sum += d.fractions[k] * std::pow(d.sizes[k], 3), total += d.fractions[k];
+      return total > 0 ? sum / total : 1;
+    }
+    case K::LogNormal: {
+      const Real mu = std::log(d.median), sg = d.sigma;
+      if (!(sg > 0)) return std::pow(std::clamp(d.median, d.min, d.max), 3);
+      // ∫ s³ over the truncated window: E[s³] = e^{3μ + 9σ²/2} [Φ(b - 3σ) - Φ(a - 3σ)] / [Φ(b) - Φ(a)]
+      const Real a = d.min > 0 ? (std::log(d.min) - mu) / sg : -std::numeric_limits<Real>::infinity();
+      const Real b = std::isfinite(d.max) ? (std::log(d.max) - mu) / sg : std::numeric_limits<Real>::infinity();
+      const Real mass = normalCdf(b) - normalCdf(a);
+      if (!(mass > 1e-300)) return std::pow(std::clamp(d.median, d.min, d.max), 3);
+      return std::exp(3 * mu + 4.5 * sg * sg) * (normalCdf(b - 3 * sg) - normalCdf(a - 3 * sg)) / mass;
+    }
+  }
+  return 1;
+}
+
+/// A typical large size factor (cell size of the insertion grid).
+Real largeSize(const SizeDistribution& d) {
+  using K = SizeDistribution::Kind;
+  switch (d.kind) {
+    case K::Fixed:
+      return d.min;
+    case K::Uniform:
+      return d.max;
+    case K::Table:
+      return *std::max_element(d.sizes.begin(), d.sizes.end());
+    case K::LogNormal:
+      return std::min(d.max, d.median * std::exp(2 * d.sigma));
+  }
+  return 1;
+}
+
+/// Uniform hash grid of placed bounding spheres (insertion only).
+class SphereGrid {
+ public:
+  explicit SphereGrid(Real cell) : h_(cell) {}
+
+  [[nodiscard]] bool overlaps(const Vec3& c, Real r) const {
+    if (centres_.empty()) return false;
+    const Real reach = r + rmax_;
+    const auto lo = cellOf(c - Vec3::Constant(reach)), hi = cellOf(c + Vec3::Constant(reach));
+    for (std::int64_t x = lo[0]; x <= hi[0]; ++x)
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y)
+        for (std::int64_t z = lo[2]; z <= hi[2]; ++z) {
+          auto it = cells_.find(key(x, y, z));
+          if (it == cells_.end()) continue;
+          for (int k : it->second) {
+            const Real d = r + radii_[static_cast<std::size_t>(k)];
+            if ((centres_[static_cast<std::size_t>(k)] - c).squaredNorm() < d * d) return true;
+          }
+        }
+    return false;
+  }
+  void insert(const Vec3& c, Real r) {
+    const auto k = cellOf(c);
+    cells_[key(k[0], k[1], k[2])].push_back(static_cast<int>(centres_.size()));
+    centres_.push_back(c);
+    radii_.push_back(r);
+    rmax_ = std::max(rmax_, r);
+  }
+
+ private:
+  [[nodiscard]] std::array<std::int64_t, 3> cellOf(const Vec3& p) const {
+    return {static_cast<std::int64_t>(std::floor(p.x() / h_)), static_cast<std::int64_t>(std::floor(p.y() / h_)),
+            static_cast<std::int64_t>(std::floor(p.z() / h_))};
+  }
+  static std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) {
+    // Collisions only cost extra distance tests.
+    std::uint64_t k = static_cast<std::uint64_t>(x) * 0x9E3779B97F4A7C15ull;
+    k ^= static_cast<std::uint64_t>(y) * 0xC2B2AE3D27D4EB4Full + (k << 6) + (k >> 2);
+    k ^= static_cast<std::uint64_t>(z) * 0x165667B19E3779F9ull + (k << 6) + (k >> 2);
+    return k;
+  }
+  Real h_;
+  Real rmax_ = 0;
+  std::vector<Vec3> centres_;
+  std::vector<Real> radii_;
+  std::unordered_map<std::uint64_t, std::vector<int>> cells_;
+};
+
+/// Squared distance from p to triangle abc (Ericson, Real-Time Collision Detection §5.1.5).
+Real pointTriangleDistanceSq(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+  const Vec3 ab = b - a, ac = c - a, ap = p - a;
+  const Real d1 = ab.dot(ap), d2 = ac.dot(ap);
+  if (d1 <= 0 && d2 <= 0) return ap.squaredNorm();
+  const Vec3 bp = p - b;
+  const Real d3 = ab.dot(bp), d4 = ac.dot(bp);
+  if (d3 >= 0 && d4 <= d3) return bp.squaredNorm();
+  const Real vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) return (p - (a + ab * (d1 / (d1 - d3)))).squaredNorm();
+  const Vec3 cp = p - c;
+  const Real d5 = ab.dot(cp), d6 = ac.dot(cp);
+  if (d6 >= 0 && d5 <= d6) return cp.squaredNorm();
+  const Real vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) return (p - (a + ac * (d2 / (d2 - d6)))).squaredNorm();
+  const Real va = d3 * d6 - d5 * d4;
+  if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0)
+    return (p - (b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))))).squaredNorm();
+  const Real denom = 1 / (va + vb + vc);
+  return (p - (a + ab * (vb * denom) + ac * (vc * denom))).squaredNorm();
+}
+
+/// Free space for insertion: the half-spaces of the plane walls and the clearance to mesh triangles.
+struct Obstacles {
+  struct Plane {
+    Vec3 point, normal;
+  };
+  struct Tri {
+    Vec3 a, b, c, lo, hi;
+  };
+  std::vector<Plane> planes;
+  std::vector<Tri> triangles;
+
+  [[nodiscard]] bool clear(const Vec3& x, Real r) const {
+    for (const Plane& p : planes)
+      if ((x - p.point).dot(p.normal) < r) return false;
+    for (const Tri& t : triangles) {
+      if ((x.array() + r < t.lo.array()).any() || (x.array() - r > t.hi.array()).any()) continue;
+      if (pointTriangleDistanceSq(x, t.a, t.b, t.c) < r * r) return false;
+    }
+    return true;
+  }
+};
+
+bool isDeferredLid(const Wall& w) { return w.kind == WallKind::Plane && w.mass > 0 && std::isnan(w.origin.z()); }
+
+}  // namespace
+
+Result<Shape> scaledShape(const Shape& shape, Real s) {
+  if (!(std::isfinite(s) && s > 0))
+    return Result<Shape>::failure("size factor must be finite and > 0 (got " + num(s) + ")");
+  std::string error;
+  Shape out = std::visit(
+      [&](const auto& g) -> Shape {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, Point>) {
+          return Shape(Point{s * g.p});
+        } else if constexpr (std::is_same_v<G, Segment>) {
+          return Shape(Segment{s * g.a, s * g.b});
+        } else if constexpr (std::is_same_v<G, Triangle>) {
+          return Shape(Triangle{{s * g.v[0], s * g.v[1], s * g.v[2]}});
+        } else if constexpr (std::is_same_v<G, Tetrahedron>) {
+          return Shape(Tetrahedron{{s * g.v[0], s * g.v[1], s * g.v[2], s * g.v[3]}});
+        } else if constexpr (std::is_same_v<G, Sphere>) {
+          return Shape(Sphere{s * g.radius});
+        } else if constexpr (std::is_same_v<G, Ellipsoid>) {
+          return Shape(Ellipsoid{s * g.radii});
+        } else if constexpr (std::is_same_v<G, Box>) {
+          return Shape(Box{s * g.halfExtents});
+        } else if constexpr (std::is_same_v<G, Capsule>) {
+          return Shape(Capsule{s * g.radius, s * g.halfLength});
+        } else if constexpr (std::is_same_v<G, Cylinder>) {
+          return Shape(Cylinder{s * g.radius, s * g.halfLength});
+        } else if constexpr (std::is_same_v<G, Cone>) {
+          return Shape(Cone{s * g.radius, s * g.height});
+        } else {
+          static_assert(std::is_same_v<G, Polytope>);
+          if (g.vertexCount() == 0) {
+            error = "empty polytope";
+            return Shape();
+          }
+          std::vector<Vec3> pts;
+          pts.reserve(g.vertices().size());
+          for (const Vec3& v : g.vertices()) pts.push_back(s * v);
+          auto hull = Polytope::fromPoints(pts);
+          if (!hull) {
+            error = hull.message();
+            return Shape();
+          }
+          return Shape(std::move(hull).value());
+        }
+      },
+      shape.geometry());
+  if (!error.empty()) return Result<Shape>::failure("scaling a " + std::string(toString(shape.type())) + ": " + error);
+  out.setInflate(s * shape.inflate());
+  return out;
+}
+
+Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
+  const std::string file = sc.sourceFile.empty() ? std::string() : sc.sourceFile + ": ";
+  auto fail = [&](const std::string& msg) { return Result<bool>::failure(file + msg); };
+  auto warn = [&](const std::string& msg) { std::cerr << "proxima: warning: " << file << msg << "\n"; };
+  const int nMat = static_cast<int>(sc.materials.size());
+  const int nTpl = static_cast<int>(sc.templates.size());
+
+  // ---- consistency of the plain data (scenarios may be built in code) ----
+  if (nMat == 0) return fail("materials: at least one material is needed");
+  for (std::size_t i = 0; i < sc.overrides.size(); ++i)
+    if (sc.overrides[i].a < 0 || sc.overrides[i].a >= nMat || sc.overrides[i].b < 0 || sc.overrides[i].b >= nMat)
+      return fail("interactions[" + std::to_string(i) + "].materials: material index out of range");
+  for (int t = 0; t < nTpl; ++t)
+    if (sc.templates[t].material < 0 || sc.templates[t].material >= nMat)
+      return fail("templates[" + std::to_string(t) + "].material: material index out of range");
+  for (std::size_t w = 0; w < sc.walls.size(); ++w)
+    if (sc.walls[w].material < 0 || sc.walls[w].material >= nMat)
+      return fail("walls[" + std::to_string(w) + "] (" + sc.walls[w].name + ").material: material index out of range");
+  for (std::size_t b = 0; b < sc.insertions.size(); ++b) {
+    const InsertionSpec& ins = sc.insertions[b];
+    const std::string at = "particles[" + std::to_string(b) + "]";
+    if (ins.templateIndex < 0 || ins.templateIndex >= nTpl) return fail(at + ".template: template index out of range");
+    if (!((ins.region.max - ins.region.min).array() > 0).all())
+      return fail(at + ".region: max must be greater than min in every component");
+    if (ins.count < 0 || (ins.count == 0 && !(ins.volumeFraction > 0)))
+      return fail(at + ": needs a count >= 1 or a volume_fraction > 0");
+    if (ins.count > 1000000000) return fail(at + ".count: more than 1e9 particles");
+  }
+
+  sim.setMaterials(sc.materials, sc.model);
+  for (const auto& o : sc.overrides) sim.overridePair(o.a, o.b, o.restitution, o.friction, o.rollingFriction);
+  SimulationOptions& opt = sim.options();
+  opt.gravity = sc.gravity;
+  opt.skin = sc.skin;
+  opt.conservativeBound = sc.conservativeBound;
+  opt.threads = sc.threads;
+
+  // ---- shape library: template × size quantum ----
+  std::vector<ParticleShape> unit;  // each template at s = 1
+  for (int t = 0; t < nTpl; ++t) {
+    auto ps = makeParticleShape(sc.templates[t].name, sc.templates[t].shape);
+    if (!ps) return fail("templates[" + std::to_string(t) + "].shape: " + ps.message());
+    unit.push_back(std::move(ps).value());
+  }
+  std::map<std::tuple<int, int, std::int64_t>, int> library;
+  std::vector<Real> shapeRadius;  // bounding radius per library entry
+  auto shapeFor = [&](int t, const DrawnSize& d, std::string& error) -> int {
+    const auto key = std::make_tuple(t, d.kind, d.code);
+    if (auto it = library.find(key); it != library.end()) return it->second;
+    ParticleShape ps;
+    if (d.s == 1) {
+      ps = unit[static_cast<std::size_t>(t)];
+    } else {
+      auto shape = scaledShape(sc.templates[t].shape, d.s);
+      if (!shape) {
+        error = shape.message();
+        return -1;
+      }
+      auto made = makeParticleShape(sc.templates[t].name, shape.value());
+      if (!made) {
+        error = made.message();
+        return -1;
+      }
+      ps = std::move(made).value();
+    }
+    const Real r = ps.boundingRadius;
+    const int index = sim.addShape(std::move(ps));
+    library.emplace(key, index);
+    if (shapeRadius.size() <= static_cast<std::size_t>(index)) shapeRadius.resize(static_cast<std::size_t>(index) + 1);
+    shapeRadius[static_cast<std::size_t>(index)] = r;
+    return index;
+  };
+
+  // ---- obstacles for insertion: plane walls (not lids placed later) and mesh triangles ----
+  Obstacles obstacles;
+  for (const Wall& w : sc.walls) {
+    if (w.kind == WallKind::Plane) {
+      if (!isDeferredLid(w)) obstacles.planes.push_back({w.origin, w.normal.normalized()});
+    } else {
+      for (const auto& tri : w.triangles) {
+        const Vec3 a = w.vertices[static_cast<std::size_t>(tri[0])] + w.origin;
+        const Vec3 b = w.vertices[static_cast<std::size_t>(tri[1])] + w.origin;
+        const Vec3 c = w.vertices[static_cast<std::size_t>(tri[2])] + w.origin;
+        obstacles.triangles.push_back({a, b, c, a.cwiseMin(b).cwiseMin(c), a.cwiseMax(b).cwiseMax(c)});
+      }
+    }
+  }
+
+  Real cell = 0;
+  for (const InsertionSpec& ins : sc.insertions) {
+    const auto t = static_cast<std::size_t>(ins.templateIndex);
+    cell = std::max(cell, 2 * unit[t].boundingRadius * largeSize(sc.templates[t].size));
+  }
+  if (!(cell > 0) || !std::isfinite(cell)) cell = 1;
+  SphereGrid grid(cell);
+
+  // ---- insertion ----
+  std::vector<Vec3> placedCentre;
+  std::vector<Real> placedRadius;
+  Real maxInsertionSpeed = 0;
+  for (std::size_t b = 0; b < sc.insertions.size(); ++b) {
+    const InsertionSpec& ins = sc.insertions[b];
+    const std::string at = "particles[" + std::to_string(b) + "]";
+    const int t = ins.templateIndex;
+    const ParticleTemplate& tpl = sc.templates[static_cast<std::size_t>(t)];
+    const Vec3 extent = ins.region.max - ins.region.min;
+    Rng rng(ins.seed);
+
+    std::int64_t count = ins.count;
+    if (count == 0) {
+      const Real meanVolume = unit[static_cast<std::size_t>(t)].volume * meanCube(tpl.size);
+      const Real n = ins.volumeFraction * extent.prod() / meanVolume;
+      if (!(meanVolume > 0) || !std::isfinite(n) || n > 1e9)
+        return fail(at + ".volume_fraction: gives an unreasonable particle count (" + num(n) + ")");
+      count = std::llround(n);
+      if (count == 0) {
+        warn(at + ".volume_fraction: " + num(ins.volumeFraction) +
+             " of the region is less than half a particle; no particles inserted");
+        continue;
+      }
+    }
+
+    // Sizes first (the lattice spacing needs the largest), then per particle: orientation, velocity, position.
+    std::vector<DrawnSize> sizes(static_cast<std::size_t>(count));
+    for (auto& d : sizes) d = drawSize(tpl.size, rng);
+    std::vector<int> shapeOf(sizes.size());
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      std::string error;
+      shapeOf[i] = shapeFor(t, sizes[i], error);
+      if (shapeOf[i] < 0) return fail("templates[" + std::to_string(t) + "].size: " + error);
+    }
+    maxInsertionSpeed = std::max(maxInsertionSpeed, ins.velocity.norm() + ins.velocityJitter);
+
+    std::int64_t placed = 0;
+    auto place = [&](std::size_t i, const Vec3& x, const Quat& q, const Vec3& v) {
+      const Real r = shapeRadius[static_cast<std::size_t>(shapeOf[i])];
+      sim.addParticle(shapeOf[i], tpl.material, x, q, v);
+      grid.insert(x, r);
+      placedCentre.push_back(x);
+      placedRadius.push_back(r);
+      ++placed;
+    };
+    auto kinematics = [&](Quat& q, Vec3& v) {
+      q = ins.randomOrientation ? rng.orientation() : Quat::Identity();
+      v = ins.velocity;
+      if (ins.velocityJitter > 0) v += ins.velocityJitter * rng.inUnitBall();
+    };
+
+    if (ins.method == InsertionSpec::Method::Random) {
+      int failures = 0;
+      for (std::size_t i = 0; i < sizes.size() && failures < kFailuresToStop; ++i) {
+        Quat q;
+        Vec3 v;
+        kinematics(q, v);
+        const Real r = shapeRadius[static_cast<std::size_t>(shapeOf[i])];
+        bool ok = false;
+        if ((extent.array() >= 2 * r).all()) {
+          for (int a = 0; a < kAttempts && !ok; ++a) {
+            Vec3 x;
+            for (int k = 0; k < 3; ++k) x[k] = rng.uniform(ins.region.min[k] + r, ins.region.max[k] - r);
+            if (obstacles.clear(x, r) && !grid.overlaps(x, r)) {
+              place(i, x, q, v);
+              ok = true;
+            }
+          }
+        }
+        failures = ok ? 0 : failures + 1;
+      }
+      if (placed < count)
+        warn(at + ": only " + std::to_string(placed) + " of " + std::to_string(count) +
+             " particles fit in the region (bounding spheres, " + std::to_string(kAttempts) +
+             " random attempts each); enlarge the region or lower the count");
+    } else {
+      Real rmax = 0;
+      for (int s : shapeOf) rmax = std::max(rmax, shapeRadius[static_cast<std::size_t>(s)]);
+      const Real spacing = 2 * rmax * 1.01;
+      std::array<std::int64_t, 3> sites{};
+      for (int k = 0; k < 3; ++k)
+        sites[static_cast<std::size_t>(k)] =
+            extent[k] >= 2 * rmax ? static_cast<std::int64_t>(std::floor((extent[k] - 2 * rmax) / spacing)) + 1 : 0;
+      std::size_t i = 0;
+      for (std::int64_t z = 0; z < sites[2] && i < sizes.size(); ++z)
+        for (std::int64_t y = 0; y < sites[1] && i < sizes.size(); ++y)
+          for (std::int64_t x = 0; x < sites[0] && i < sizes.size(); ++x) {
+            const Vec3 c = ins.region.min + Vec3::Constant(rmax) +
+                           spacing * Vec3(static_cast<Real>(x), static_cast<Real>(y), static_cast<Real>(z));
+            const Real r = shapeRadius[static_cast<std::size_t>(shapeOf[i])];
+            if (!obstacles.clear(c, r) || grid.overlaps(c, r)) continue;
+            Quat q;
+            Vec3 v;
+            kinematics(q, v);
+            place(i, c, q, v);
+            ++i;
+          }
+      if (placed < count)
+        warn(at + ": only " + std::to_string(placed) + " of " + std::to_string(count) +
+             " particles fit on the lattice (spacing " + num(spacing) + " m = 1.01 x the largest bounding diameter); " +
+             "enlarge the region or lower the count");
+    }
+  }
+  if (placedCentre.empty())
+    return fail("particles: no particles were created (check the counts, volume fractions and regions)");
+
+  // ---- walls (scenario order), lids above the particles resolved now ----
+  Real top = -std::numeric_limits<Real>::infinity();
+  for (std::size_t i = 0; i < placedCentre.size(); ++i) top = std::max(top, placedCentre[i].z() + placedRadius[i]);
+  for (const Wall& w0 : sc.walls) {
+    Wall w = w0;
+    if (isDeferredLid(w)) w.origin = Vec3(0, 0, top + w.origin.x());
+    sim.addWall(std::move(w));
+  }
+
+  // ---- time step ----
+  Real speed = sc.characteristicSpeed;
+  if (!(speed > 0)) {
+    // Free fall from the highest particle to the lowest floor (an upward-facing plane or the lowest
+    // mesh vertex), or over the insertion regions' height when nothing is below.
+    const Real g = sc.gravity.norm();
+    Real fall = 0;
+    if (g > 0) {
+      const Vec3 down = sc.gravity / g;
+      Real highest = std::numeric_limits<Real>::infinity();  // smallest depth along gravity
+      for (const Vec3& c : placedCentre) highest = std::min(highest, down.dot(c));
+      Real floor = -std::numeric_limits<Real>::infinity();
+      for (const Wall& w : sc.walls) {
+        if (w.kind == WallKind::Plane) {
+          if (w.isLid() || w.normal.normalized().dot(down) > -0.1) continue;
+          floor = std::max(floor, down.dot(w.origin));
+        } else {
+          for (const Vec3& v : w.vertices) floor = std::max(floor, down.dot(Vec3(v + w.origin)));
+        }
+      }
+      if (std::isfinite(floor)) {
+        fall = std::max<Real>(0, floor - highest);
+      } else {
+        for (const InsertionSpec& ins : sc.insertions)
+          fall = std::max(fall, down.cwiseAbs().dot(ins.region.max - ins.region.min));
+      }
+    }
+    speed = std::max<Real>(0.1, std::sqrt(2 * g * fall)) + maxInsertionSpeed;
+  }
+  const Real limit = sim.stableTimeStep(speed);
+  if (!(limit > 0) || !std::isfinite(limit))
+    return fail("time.step: the stable time-step limit could not be computed (got " + num(limit) + ")");
+  if (sc.timeStep > 0) {
+    if (sc.timeStep > limit && !sc.forceTimeStep)
+      return fail("time.step: " + num(sc.timeStep, "%.1e") + " s exceeds the stable limit " + num(limit, "%.1e") +
+                  " s for these particles and materials; lower it or set time.force_step: true");
+    opt.timeStep = sc.timeStep;
+  } else {
+    opt.timeStep = sc.safetyFactor * limit;
+  }
+  return sim.initialize();
+}
+
+}  // namespace proxima::dem

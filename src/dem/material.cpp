@@ -88,6 +88,10 @@ ContactTable::ContactTable(const std::vector<Material>& materials, ContactModel 
       l.effectiveShearModulus =
           1 / ((2 - ma.poissonRatio) / ma.shearModulus() + (2 - mb.poissonRatio) / mb.shearModulus());
       l.linearStiffness = 0.5 * (ma.linearStiffness + mb.linearStiffness);
+      l.hertzK = 4.0 / 3.0 * l.effectiveModulus;
+      l.sqrtHertzK = std::sqrt(l.hertzK);
+      l.mindlinK = 8 * l.effectiveShearModulus;
+      l.sqrtMindlinK = std::sqrt(l.mindlinK);
     }
   for (int a = 0; a < n_; ++a)
     for (int b = 0; b < n_; ++b) {

@@ -46,6 +46,9 @@ void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
   }
 }
 
+// Equal principal moments: every axis is principal and the rotation needs no splitting.
+inline bool isotropic(const Vec3& inertia) { return inertia.x() == inertia.y() && inertia.y() == inertia.z(); }
+
 inline Real reducedMass(Real a, Real b, bool fixedA, bool fixedB) {
   if (fixedA && fixedB) return 0.5 * (a + b);
   if (fixedA) return b;
@@ -253,9 +256,13 @@ void Simulation::kick(Real h) {
     const auto i = static_cast<std::size_t>(ii);
     if (particles_.fixed[i]) continue;
     particles_.velocity[i] += (particles_.force[i] / particles_.mass[i] + g) * h;
+    const Vec3& inertia = particles_.inertia[i];
+    if (isotropic(inertia)) {  // spheres, cubes, regular solids: L = I ω in any frame
+      particles_.angularVelocity[i] += particles_.torque[i] * (h / inertia.x());
+      continue;
+    }
     // Angular momentum kick in the world frame: L = R I Rᵀ ω.
     const Mat3 r = particles_.orientation[i].toRotationMatrix();
-    const Vec3& inertia = particles_.inertia[i];
     Vec3 lb = inertia.cwiseProduct(mulMatT(r, particles_.angularVelocity[i]));
     lb += mulMatT(r, particles_.torque[i]) * h;
     particles_.angularVelocity[i] = mulMat(r, Vec3(lb.cwiseQuotient(inertia)));
@@ -273,7 +280,15 @@ void Simulation::drift(Real h) {
     particles_.position[i] += dx;
     Real angle = 0;
     const Vec3& w = particles_.angularVelocity[i];
-    if (w.squaredNorm() > 0) {
+    if (w.squaredNorm() > 0 && isotropic(particles_.inertia[i])) {
+      // Isotropic inertia: ω is constant in free flight, one exact rotation by |ω| h about ω.
+      const Real wn = w.norm();
+      angle = wn * h;
+      const Real half = 0.5 * angle;
+      const Vec3 axis = w * (std::sin(half) / wn);
+      Quat& q = particles_.orientation[i];
+      q = (Quat(std::cos(half), axis.x(), axis.y(), axis.z()) * q).normalized();
+    } else if (w.squaredNorm() > 0) {
       Quat& q = particles_.orientation[i];
       const Quat q0 = q;
       const Vec3& inertia = particles_.inertia[i];
@@ -309,7 +324,7 @@ void Simulation::step() {
   ++step_;
 
   // Verlet criterion: pairs were listed with a skin; the list stays complete until two particles
-  // could together have moved more than the skin (and a particle plus a mesh wall likewise).
+  // could together have moved more than the skin (and a particle plus a wall likewise).
   Real maxDisp = 0;
   const auto n = static_cast<std::int64_t>(particles_.size());
 #pragma omp parallel for reduction(max : maxDisp) schedule(static) if (n >= options_.parallelThreshold)
@@ -319,7 +334,7 @@ void Simulation::step() {
   maxDisp = std::sqrt(maxDisp);
   Real wallDisp = 0;
   for (std::size_t w = 0; w < walls_.size(); ++w)
-    if (walls_[w].kind == WallKind::Mesh) wallDisp = std::max(wallDisp, (walls_[w].origin - wallReference_[w]).norm());
+    wallDisp = std::max(wallDisp, (walls_[w].origin - wallReference_[w]).norm());
   if (2 * maxDisp > skin_ || maxDisp + wallDisp > skin_) rebuildNeighbours();
 
   computeForces();
@@ -465,8 +480,8 @@ void Simulation::rebuildNeighbours() {
     }
   }
 
-  // Wall contact states: every plane for every particle, plus mesh triangles whose bounding box
-  // comes within the particle's bounding sphere + skin. History merged per particle.
+  // Wall contact states: planes and mesh triangles (bounding box) within the particle's bounding
+  // sphere + skin. History merged per particle.
   std::vector<int> offsets(n + 1, 0);
   std::vector<WallContactState> states;
   states.reserve(n * walls_.size());
@@ -491,7 +506,7 @@ void Simulation::rebuildNeighbours() {
     for (std::size_t w = 0; w < walls_.size(); ++w) {
       const Wall& wall = walls_[w];
       if (wall.kind == WallKind::Plane) {
-        addState(static_cast<int>(w), -1);
+        if (wall.normal.dot(x - wall.origin) < reach) addState(static_cast<int>(w), -1);
         continue;
       }
       for (std::size_t t = 0; t < wall.triangles.size(); ++t) {
@@ -519,37 +534,42 @@ Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, con
   // Tangential spring history rotated into the current tangent plane (contact frame rotation),
   // keeping its length, then incremented by the tangential displacement of this step.
   Vec3 s = shear;
-  const Real len = s.norm();
-  s -= s.dot(n) * n;
-  const Real len2 = s.norm();
-  if (len2 > 0) s *= len / len2;
+  const Real len2 = s.squaredNorm();
+  if (len2 > 0) {
+    s -= s.dot(n) * n;
+    const Real proj2 = s.squaredNorm();
+    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
+  }
   s += vt * dt;
 
-  Real fn = 0, kt = 0, gn = 0, gt = 0;
+  const Real sqrtM = std::sqrt(mEff);
+  Real fn = 0, kt = 0, gt = 0;
   if (law.model == ContactModel::HertzMindlin) {
     // Hertz normal force (4/3) E* √R* δ^{3/2}; damping α √(m* k_sec) v with k_sec = (4/3) E* √(R* δ):
     // the α δ^{1/4} form whose restitution is velocity-independent, α fitted to e (material.cpp).
+    // √(m* k) is evaluated as √m* · √(4/3 E*) · (R* δ)^{1/4} (constants precomputed per law).
     const Real a = std::sqrt(rEff * depth);
-    const Real kn = 4.0 / 3.0 * law.effectiveModulus * a;
-    gn = law.dampingCoefficient * std::sqrt(mEff * kn);
-    fn = kn * depth - gn * vn;
-    kt = 8 * law.effectiveShearModulus * a;  // Mindlin no-slip tangential stiffness
-    gt = law.dampingCoefficient * std::sqrt(mEff * kt);
+    const Real sa = std::sqrt(a);
+    const Real kn = law.hertzK * a;
+    fn = kn * depth - law.dampingCoefficient * sqrtM * law.sqrtHertzK * sa * vn;
+    kt = law.mindlinK * a;  // Mindlin no-slip tangential stiffness 8 G* a
+    gt = law.dampingCoefficient * sqrtM * law.sqrtMindlinK * sa;
   } else {
     // Linear spring-dashpot; default k_n: Hertz secant stiffness at an overlap of 1% of R*.
     const Real kn = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
-    gn = law.dampingCoefficient * std::sqrt(mEff * kn);
-    fn = kn * depth - gn * vn;
+    const Real sk = std::sqrt(kn);
+    fn = kn * depth - law.dampingCoefficient * sqrtM * sk * vn;
     kt = 2.0 / 7.0 * kn;
-    gt = law.dampingCoefficient * std::sqrt(mEff * kt);
+    gt = law.dampingCoefficient * sqrtM * sk * std::sqrt(2.0 / 7.0);
   }
   if (fn < 0) fn = 0;  // no cohesion
   Vec3 ft = -kt * s - gt * vt;
   const Real limit = law.friction * fn;
-  const Real ftn = ft.norm();
-  if (ftn > limit) {
+  const Real ft2 = ft.squaredNorm();
+  if (ft2 > limit * limit) {
     // Coulomb slip: force on the cone, spring reset so that spring + damping equal the limit.
-    ft = ftn > 0 ? Vec3(ft * (limit / ftn)) : Vec3::Zero();
+    const Real ftn = std::sqrt(ft2);
+    ft *= limit / ftn;
     s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
   }
   shear = s;
@@ -557,10 +577,17 @@ Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, con
   return fn * n + ft;
 }
 
-void Simulation::pairForces(std::size_t k) {
+int Simulation::pairForces(std::size_t k) {
   PairState& p = pairs_[k];
   PairOutput& o = pairOut_[k];
-  o = PairOutput{};
+  // Slots of non-touching pairs stay zero (the gather reads every slot); only a pair that stops
+  // touching clears its slot, so separated pairs cost no writes.
+  auto release = [&p, &o] {
+    if (!p.touching) return;
+    p.touching = 0;
+    p.shear.setZero();
+    o = PairOutput{};
+  };
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
   const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
@@ -568,15 +595,15 @@ void Simulation::pairForces(std::size_t k) {
   const Vec3& xj = particles_.position[j];
   Real depth = 0;
   Vec3 n, c;
+  int code = kAnalytic;
   if (p.cache < 0) {
     // Sphere-sphere: exact, no narrow phase.
     const Vec3 d = xj - xi;
     const Real r = si.sphereRadius + sj.sphereRadius;
     const Real d2 = d.squaredNorm();
     if (d2 >= r * r || d2 == 0) {
-      p.touching = 0;
-      p.shear.setZero();
-      return;
+      release();
+      return kAnalytic;
     }
     const Real dist = std::sqrt(d2);
     n = d / dist;
@@ -587,27 +614,22 @@ void Simulation::pairForces(std::size_t k) {
     // both bodies since; the narrow phase is called only when this lower bound reaches 0.
     p.bound -= stepDisplacement_[i] + stepDisplacement_[j];
     if (options_.conservativeBound && p.bound > 0) {
-      p.touching = 0;
-      p.shear.setZero();
-      o.depth = -1;  // marker: skipped (read by computeForces' counters)
-      return;
+      release();
+      return kSkipped;
     }
     const ContactResult r = contact(si.shape, poseOf(p.i), sj.shape, poseOf(p.j), options_.narrowPhase,
                                     &caches_[static_cast<std::size_t>(p.cache)]);
-    o.depth = -2;  // marker: narrow-phase call
     if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
-      o.depth = -3;  // warning
-      p.touching = 0;
-      p.shear.setZero();
       p.bound = 0;
-      return;
+      release();
+      return kWarning;
     }
     if (r.distance > 0 || r.depth <= 0 || r.normal.squaredNorm() == 0) {
       p.bound = std::max<Real>(0, std::min(r.lowerBound, r.distance));
-      p.touching = 0;
-      p.shear.setZero();
-      return;
+      release();
+      return kNarrow;
     }
+    code = kNarrow;
     p.bound = 0;
     depth = r.depth;
     n = r.normal;
@@ -650,6 +672,7 @@ void Simulation::pairForces(std::size_t k) {
   o.normal = n;
   o.depth = depth;
   p.touching = 1;
+  return code;
 }
 
 void Simulation::wallForces(int ii) {
@@ -660,15 +683,19 @@ void Simulation::wallForces(int ii) {
   for (int k = wallOffsets_[i]; k < wallOffsets_[i + 1]; ++k) {
     WallContactState& st = wallStates_[static_cast<std::size_t>(k)];
     const Wall& wall = walls_[static_cast<std::size_t>(st.wall)];
-    st.depth = 0;
-    st.force.setZero();
+    auto release = [&st] {
+      if (!st.touching) return;
+      st.touching = 0;
+      st.shear.setZero();
+      st.depth = 0;
+      st.force.setZero();
+    };
     Real depth = 0;
     Vec3 n = wall.normal, c = Vec3::Zero();
     if (st.triangle < 0) {
       const Vec3& p0 = wall.origin;
       if (n.dot(x - p0) >= s.boundingRadius) {  // bounding sphere clear of the plane
-        st.touching = 0;
-        st.shear.setZero();
+        release();
         continue;
       }
       if (s.isSphere) {
@@ -709,8 +736,7 @@ void Simulation::wallForces(int ii) {
       }
     }
     if (!(depth > 0)) {
-      st.touching = 0;
-      st.shear.setZero();
+      release();
       continue;
     }
     const Vec3 wallVel = wall.isLid() ? Vec3(wall.normal * lidVelocity_[static_cast<std::size_t>(st.wall)]) : wall.velocity;
@@ -738,21 +764,11 @@ void Simulation::computeForces() {
   std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
 #pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings) if (np >= options_.parallelThreshold)
   for (std::int64_t k = 0; k < np; ++k) {
-    pairForces(static_cast<std::size_t>(k));
-    const PairState& p = pairs_[static_cast<std::size_t>(k)];
-    PairOutput& o = pairOut_[static_cast<std::size_t>(k)];
-    if (p.cache < 0) {
-      ++analytic;
-    } else if (o.depth == -1) {
-      ++skipped;
-      o.depth = 0;
-    } else if (o.depth == -3) {
-      ++warnings;
-      ++calls;
-      o.depth = 0;
-    } else {
-      ++calls;
-      if (o.depth < 0) o.depth = 0;
+    switch (pairForces(static_cast<std::size_t>(k))) {
+      case kAnalytic: ++analytic; break;
+      case kSkipped: ++skipped; break;
+      case kWarning: ++warnings; ++calls; break;
+      default: ++calls; break;
     }
   }
   counters_.narrowPhaseCalls += calls;

@@ -39,6 +39,8 @@ struct PairLaw {
   /// Hertz: α(e) of the dimensionless damped Hertz oscillator x'' = -x^{3/2} - α x^{1/4} x'
   /// whose rebound speed is e (hertzDampingFor). Linear: ζ = -ln e / sqrt(π² + ln² e).
   Real dampingCoefficient = 0;
+  // Precomputed for the hot loop: (4/3) E*, its square root, 8 G*, its square root.
+  Real hertzK = 0, sqrtHertzK = 0, mindlinK = 0, sqrtMindlinK = 0;
 };
 
 /// Material pair table; combining rules: E*, G* from both materials; e, μ, μ_r the mean of the two

@@ -150,7 +150,9 @@ class Simulation {
 
   void rebuildNeighbours();
   void computeForces();
-  void pairForces(std::size_t k);
+  /// Force of pair k into its slot; returns what it cost (kAnalytic, kSkipped, kNarrow, kWarning).
+  int pairForces(std::size_t k);
+  static constexpr int kAnalytic = 0, kSkipped = 1, kNarrow = 2, kWarning = 3;
   void wallForces(int i);
   void kick(Real h);
   void drift(Real h);
