@@ -345,6 +345,8 @@ def main():
         except Exception as ex:  # keep going with the other peers
             rec = dict(status="error", note=repr(ex))
         rec = dict(base, **rec)
+        if rec.get("cpu_seconds") and rec.get("seconds") and "timed_cpu_share" not in rec:
+            rec["timed_cpu_share"] = rec["cpu_seconds"] / rec["seconds"]
         # CPU share of the whole peer process (from /usr/bin/time): well below 100 % x threads means the
         # machine was busy and the wall-clock figure understates the peer.
         if rec.get("cpu_percent") is not None:
