@@ -3,6 +3,7 @@
 //   proxima distance --batch FILE|-         JSON lines in, one result per line out, in order
 //   proxima contact  [PAIR.json | --batch FILE|-] [--method gjk-td|nezami|cundall]
 //                                           same input; adds depth, contact point and manifold
+#include "run.hpp"
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
@@ -144,10 +145,21 @@ int main(int argc, char** argv) {
     c->add_option("--support", support, "polytope support: auto, brute-force or hill-climb")
         ->check(CLI::IsMember({"auto", "brute-force", "hill-climb"}));
   }
+  app::RunOptions runOpts;
+  auto* run = app.add_subcommand("run", "Run a DEM simulation from a YAML scenario (built-in default if omitted)");
+  run->add_option("scenario", runOpts.scenario, "scenario file (YAML); see docs/scenario-format.md");
+  run->add_option("-o,--output", runOpts.output, "output directory (overrides output.directory)");
+  run->add_flag("--resume", runOpts.resume, "continue from OUTPUT/checkpoint.bin (bit-for-bit)");
+  run->add_option("-j,--threads", runOpts.threads, "OpenMP threads (overrides threads)")->check(CLI::NonNegativeNumber);
+  run->add_option("--duration", runOpts.duration, "simulated time in s (overrides time.duration)")->check(CLI::PositiveNumber);
+  run->add_flag("--no-vtk", runOpts.noVtk, "no ParaView frames (CSV, checkpoints and summary only)");
+  run->add_flag("-q,--quiet", runOpts.quiet, "no progress line");
+
   cont->add_option("--method", method, "gjk-td (default), nezami or cundall (the last two: polyhedra only)")
       ->check(CLI::IsMember({"gjk-td", "nezami", "cundall"}));
 
   CLI11_PARSE(app, argc, argv);
+  if (run->parsed()) return app::runScenario(runOpts);
 
   QueryOptions q;
   q.contact = cont->parsed();
