@@ -1,0 +1,159 @@
+// Whole-simulation benchmark, proxima side of the protocol in bench/peers/README.md: build a scene
+// from its scenario file, pour and settle it untimed (the scenario's settle time), then time a fixed
+// number of steps of the settled bed with 1 and 2 threads (the settled state is checkpointed once
+// and reloaded for each thread count, so every count times the same steps from the same state).
+// Usage: proxima_bench_dem SCENE.yaml --timed-steps N [--settle-time S] [--threads 1,2] [--repeat R]
+//        [--out results.json]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "proxima/dem/builder.hpp"
+#include "proxima/io/scenario_yaml.hpp"
+
+using namespace proxima;
+using json = nlohmann::json;
+
+namespace {
+
+double peakRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string scene, out;
+  long timedSteps = 2000;
+  double settleTime = 0.5;
+  int repeat = 1;
+  std::vector<int> threads = {1, 2};
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    auto next = [&]() -> std::string {
+      if (a + 1 >= argc) {
+        std::cerr << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++a];
+    };
+    if (arg == "--timed-steps") timedSteps = std::stol(next());
+    else if (arg == "--settle-time") settleTime = std::stod(next());
+    else if (arg == "--repeat") repeat = std::stoi(next());
+    else if (arg == "--out") out = next();
+    else if (arg == "--threads") {
+      threads.clear();
+      std::stringstream ss(next());
+      for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::stoi(t));
+    } else scene = arg;
+  }
+  if (scene.empty()) {
+    std::cerr << "usage: proxima_bench_dem SCENE.yaml [--timed-steps N] [--settle-time S] [--threads 1,2] [--repeat R] [--out F]\n";
+    return 2;
+  }
+  auto sc = io::loadScenario(scene);
+  if (!sc.ok()) {
+    std::cerr << sc.message() << '\n';
+    return 2;
+  }
+  sc.value().output.vtk = false;
+
+  // Settle once (all threads), keep the state.
+  std::string settled;
+  json base;
+  {
+    dem::Simulation sim;
+    if (auto r = dem::buildSimulation(sc.value(), sim); !r.ok()) {
+      std::cerr << r.message() << '\n';
+      return 2;
+    }
+    const long settleSteps = std::lround(settleTime / sim.options().timeStep);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long s = 0; s < settleSteps; ++s) {
+      sim.step();
+      if (s % 2000 == 0) {
+        std::fprintf(stderr, "\rsettling %ld/%ld", s, settleSteps);
+        std::fflush(stderr);
+      }
+    }
+    const double settleWall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const dem::Stats st = sim.stats();
+    std::fprintf(stderr, "\rsettled %ld steps in %.1f s; vmax %.3g m/s, Z %.2f\n", settleSteps, settleWall, st.maxSpeed,
+                 st.coordinationNumber);
+    std::ostringstream blob;
+    sim.saveState(blob);
+    settled = blob.str();
+    base = {{"scene", scene},
+            {"particles", sim.particles().size()},
+            {"settle_steps", settleSteps},
+            {"settle_wall_seconds", settleWall},
+            {"vmax_start", st.maxSpeed},
+            {"settled", st.maxSpeed < 0.05},
+            {"coordination_number", st.coordinationNumber},
+            {"contacts", st.contacts}};
+  }
+
+  json results = json::array();
+  for (int t : threads)
+    for (int rep = 0; rep < repeat; ++rep) {
+      auto scT = sc.value();
+      scT.threads = t;
+      dem::Simulation sim;
+      if (auto r = dem::buildSimulation(scT, sim); !r.ok()) return 2;
+      std::istringstream in(settled);
+      if (auto r = sim.loadState(in); !r.ok()) {
+        std::cerr << r.message() << '\n';
+        return 1;
+      }
+      const dem::Counters c0 = sim.counters();
+      const double cpu0 = cpuSeconds();
+      const auto t0 = std::chrono::steady_clock::now();
+      sim.run(timedSteps);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double cpu = cpuSeconds() - cpu0;
+      const dem::Counters& c = sim.counters();
+      const double n = static_cast<double>(sim.particles().size());
+      json r = base;
+      r["peer"] = "proxima";
+      r["threads"] = t;
+      r["repeat"] = rep;
+      r["steps"] = timedSteps;
+      r["seconds"] = wall;
+      r["cpu_seconds"] = cpu;
+      r["cpu_share"] = wall > 0 ? cpu / (wall * t) : 0.0;
+      r["particle_steps_per_s"] = n * static_cast<double>(timedSteps) / wall;
+      r["peak_rss_mb"] = peakRssMb();
+      r["vmax_end"] = sim.stats().maxSpeed;
+      const auto calls = c.narrowPhaseCalls - c0.narrowPhaseCalls, skipped = c.narrowPhaseSkipped - c0.narrowPhaseSkipped;
+      r["narrow_phase_calls"] = calls;
+      r["narrow_phase_skipped"] = skipped;
+      r["narrow_phase_saved_fraction"] = calls + skipped > 0 ? static_cast<double>(skipped) / static_cast<double>(calls + skipped) : 0.0;
+      r["neighbour_rebuilds"] = c.neighbourRebuilds - c0.neighbourRebuilds;
+      std::fprintf(stderr, "threads %d: %.3g particle-steps/s (%.2f s wall, cpu share %.2f)\n", t,
+                   r["particle_steps_per_s"].get<double>(), wall, r["cpu_share"].get<double>());
+      results.push_back(r);
+    }
+  const std::string text = json{{"results", results}}.dump(2);
+  if (out.empty())
+    std::cout << text << '\n';
+  else
+    std::ofstream(out) << text << '\n';
+  return 0;
+}
