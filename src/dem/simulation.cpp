@@ -232,6 +232,7 @@ Result<bool> Simulation::initialize() {
   lidVelocity_.assign(walls_.size(), 0);
   lidForce_.assign(walls_.size(), 0);
   stepDisplacement_.assign(particles_.size(), 0);
+  parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
   rebuildNeighbours();
   computeForces();
   initialized_ = true;
@@ -251,7 +252,7 @@ Transform Simulation::poseOf(int i) const {
 void Simulation::kick(Real h) {
   const auto n = static_cast<std::int64_t>(particles_.size());
   const Vec3 g = options_.gravity;
-#pragma omp parallel for schedule(static) if (n >= options_.parallelThreshold)
+#pragma omp parallel for schedule(static) if (parallel_)
   for (std::int64_t ii = 0; ii < n; ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     if (particles_.fixed[i]) continue;
@@ -273,7 +274,7 @@ void Simulation::kick(Real h) {
 
 void Simulation::drift(Real h) {
   const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for schedule(static) if (n >= options_.parallelThreshold)
+#pragma omp parallel for schedule(static) if (parallel_)
   for (std::int64_t ii = 0; ii < n; ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     const Vec3 dx = particles_.velocity[i] * h;
@@ -327,7 +328,7 @@ void Simulation::step() {
   // could together have moved more than the skin (and a particle plus a wall likewise).
   Real maxDisp = 0;
   const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (n >= options_.parallelThreshold)
+#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (parallel_)
   for (std::int64_t i = 0; i < n; ++i)
     maxDisp = std::max(maxDisp, (particles_.position[static_cast<std::size_t>(i)] -
                                  referencePosition_[static_cast<std::size_t>(i)]).squaredNorm());
@@ -407,7 +408,7 @@ void Simulation::rebuildNeighbours() {
     const auto runs = static_cast<std::int64_t>(runStart.size()) - 1;
     const int nthreads = omp_get_max_threads();
     std::vector<std::vector<std::uint64_t>> local(static_cast<std::size_t>(nthreads));
-#pragma omp parallel if (static_cast<std::int64_t>(n) >= options_.parallelThreshold)
+#pragma omp parallel if (parallel_)
     {
       auto& out = local[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 256)
@@ -762,7 +763,7 @@ void Simulation::wallForces(int ii) {
 void Simulation::computeForces() {
   const auto np = static_cast<std::int64_t>(pairs_.size());
   std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
-#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings) if (np >= options_.parallelThreshold)
+#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings) if (parallel_)
   for (std::int64_t k = 0; k < np; ++k) {
     switch (pairForces(static_cast<std::size_t>(k))) {
       case kAnalytic: ++analytic; break;
@@ -777,7 +778,7 @@ void Simulation::computeForces() {
   counters_.warnings += warnings;
 
   const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for schedule(dynamic, 256) if (n >= options_.parallelThreshold)
+#pragma omp parallel for schedule(dynamic, 256) if (parallel_)
   for (std::int64_t ii = 0; ii < n; ++ii) {
     const auto i = static_cast<std::size_t>(ii);
     Vec3 f = Vec3::Zero(), t = Vec3::Zero();
@@ -972,6 +973,7 @@ Result<bool> Simulation::loadState(std::istream& in) {
   table_ = ContactTable(materials_, model_);
   for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
+  parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
   initialized_ = true;
   return true;
 }

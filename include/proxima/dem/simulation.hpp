@@ -62,8 +62,9 @@ struct SimulationOptions {
   Real skin = 0;                ///< Verlet skin; 0 = 0.1 × mean bounding diameter at initialize()
   bool conservativeBound = true;
   int threads = 0;              ///< 0 = leave OpenMP's default
-  /// Loops over fewer particles or pairs than this run on one thread: fork/join costs more than it
-  /// saves on small systems (and much more on a loaded machine). Results do not depend on it.
+  /// Systems with fewer particles than this run on one thread: fork/join and idle spinning cost
+  /// more than they save on small systems (much more on a loaded machine). Results do not depend
+  /// on it.
   std::int64_t parallelThreshold = 2048;
   PenetrationOptions narrowPhase;
 };
@@ -193,6 +194,7 @@ class Simulation {
   std::int64_t step_ = 0;
   Counters counters_;
   bool initialized_ = false;
+  bool parallel_ = false;  ///< OpenMP loops on (particles >= parallelThreshold)
 };
 
 }  // namespace proxima::dem
