@@ -10,8 +10,6 @@
 // Run time: the default set takes ~4 s in Release. Environment switches:
 //   PROXIMA_DEM_LONG=1                 the full-size pour (DemValidation.PourPackingFractionLong, 2000
 //                                      spheres, 1-2 min on 2 cores)
-//   PROXIMA_DEM_RUN_KNOWN_FAILURES=1   the cube-on-a-plane tests skipped because of a known engine
-//                                      problem (see the comment above CubeDroppedTiltedComesToRest)
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -545,7 +543,10 @@ struct RestResult {
 
 /// A body of `shape` above the plane z = 0 (same material: E = 1e7 Pa, ν = 0.3, e = 0.5, μ = 0.5),
 /// released at rest with its centre at `x0`, 1e5 steps of 1e-5 s; "settled" after 2e4 steps (0.2 s).
-RestResult restOnPlane(const Shape& shape, const Vec3& x0, const Quat& q, Real contactRadius, Real halfHeight) {
+/// `points`: contacts sharing the weight at rest (1 for a sphere, 4 for a cube face: the engine gives
+/// each vertex of a polyhedral face its own Hertz contact, so each carries a quarter of the weight).
+RestResult restOnPlane(const Shape& shape, const Vec3& x0, const Quat& q, Real contactRadius, Real halfHeight,
+                       int points = 1) {
   const Material m = makeMaterial("soft", 2500, 1e7, 0.3, 0.5, 0.5);
   Simulation sim;
   sim.setMaterials({m}, ContactModel::HertzMindlin);
@@ -587,7 +588,7 @@ RestResult restOnPlane(const Shape& shape, const Vec3& x0, const Quat& q, Real c
   r.overlap = halfHeight - p.position[0].z();
   // Static Hertz overlap under the weight: m g = (4/3) E* √R δ^{3/2}.
   const Real weight = p.mass[0] * 9.81;
-  r.theoryOverlap = std::pow(weight / (4.0 / 3.0 * reducedModulus(m, m) * std::sqrt(contactRadius)), 2.0 / 3.0);
+  r.theoryOverlap = std::pow(weight / points / (4.0 / 3.0 * reducedModulus(m, m) * std::sqrt(contactRadius)), 2.0 / 3.0);
   return r;
 }
 
@@ -599,7 +600,7 @@ TEST(DemValidation, CubeAndSphereRestOnAPlane) {
   {
     // Face down, just touching (turned about z so that nothing is aligned with the axes).
     const Quat q(Eigen::AngleAxis<Real>(0.3, Vec3::UnitZ()));
-    const RestResult r = restOnPlane(cube, Vec3(0.0123, -0.0071, h), q, req, h);
+    const RestResult r = restOnPlane(cube, Vec3(0.0123, -0.0071, h), q, req, h, 4);
     report(
         "Rest cube (just touching): drift %.2e m (%.2e of size), rotation %.2e rad (since start %.2e), max speed "
         "last 1e4 steps %.2e m/s, max spin %.2e rad/s, overlap %.4g m (Hertz %.4g)",
@@ -625,23 +626,11 @@ TEST(DemValidation, CubeAndSphereRestOnAPlane) {
   }
 }
 
-bool runKnownFailures() {
-  const char* e = std::getenv("PROXIMA_DEM_RUN_KNOWN_FAILURES");
-  return e && *e && std::string(e) != "0";
-}
-
-// KNOWN ENGINE PROBLEM (reported, not fixed here; PROXIMA_DEM_RUN_KNOWN_FAILURES=1 runs it). A
-// cube face on a plane wall gets one Hertz force computed from the deepest vertex, applied at the
-// depth-weighted centre of the penetrating vertices (Simulation::wallForces). (1) A single point
-// carries no twisting friction, so a cube spinning about the face normal never slows down (the
-// drop below leaves it spinning at 1.93 rad/s from the corner impact). (2) The force is not the
-// gradient of a potential in (normal overlap, tilt): dF_n/dtilt = (3/2) K δ^{1/2} h sign(tilt) != 0
-// while dτ/dδ = O(tilt), so a wobbling cube can gain energy: after the drop it wobbles for ever at a
-// tilt of 9.3e-4 rad (KE constant at 1.2e-7 J from 0.2 s to 1 s, e = 0.5).
+// A cube dropped on a corner must come to rest face down. Regression test: when a face on a plane
+// was one Hertz force from the deepest vertex applied at the depth-weighted centre, the response
+// was not the gradient of a potential and the cube wobbled for ever (KE constant at 1.2e-7 J) and
+// kept spinning (no twisting friction). Now every penetrating vertex is its own contact.
 TEST(DemValidation, CubeDroppedTiltedComesToRest) {
-  if (!runKnownFailures())
-    GTEST_SKIP() << "known engine problem: a cube face on a plane has no twisting friction and a non-conservative "
-                    "rocking response; the dropped cube wobbles and spins for ever (see the comment above this test)";
   const SerialScope serial;
   const Real h = 0.005;
   const Shape cube(Box{Vec3(h, h, h)});
@@ -653,7 +642,7 @@ TEST(DemValidation, CubeDroppedTiltedComesToRest) {
     Real lowest = 0;
     for (int c = 0; c < 8; ++c)
       lowest = std::min(lowest, (q * Vec3((c & 1) ? h : -h, (c & 2) ? h : -h, (c & 4) ? h : -h)).z());
-    const RestResult r = restOnPlane(cube, Vec3(0.0123, -0.0071, 0.001 - lowest), q, req, h);
+    const RestResult r = restOnPlane(cube, Vec3(0.0123, -0.0071, 0.001 - lowest), q, req, h, 4);
     report(
         "Rest cube (dropped, tilted 5 deg): final tilt %.2e rad, drift after 0.2 s %.2e m (%.2e of size), rotation "
         "after 0.2 s %.2e rad, max speed last 1e4 steps %.2e m/s, max spin %.2e rad/s, overlap %.4g m (Hertz %.4g)",
@@ -666,14 +655,10 @@ TEST(DemValidation, CubeDroppedTiltedComesToRest) {
   }
 }
 
-// Same problem (1): a cube spinning on its face. With the weight spread uniformly over the face (side
-// a), Coulomb friction brakes it with a torque μ m g × 0.3826 a (the mean distance from the centre of
-// a square), so ω = 2 rad/s stops after a ω / (6 × 0.3826 μ g) = 1.8 ms. The engine keeps it
-// spinning at exactly 2 rad/s.
+// A cube spinning on its face. With the weight spread uniformly over the face (side a), Coulomb
+// friction brakes it with a torque μ m g × 0.3826 a (the mean distance from the centre of a square),
+// so ω = 2 rad/s stops after a ω / (6 × 0.3826 μ g) = 1.8 ms; four corner contacts stop it sooner.
 TEST(DemValidation, CubeSpinningOnItsFaceStops) {
-  if (!runKnownFailures())
-    GTEST_SKIP() << "known engine problem: a cube face on a plane is one contact point, without twisting friction "
-                    "(see the comment above CubeDroppedTiltedComesToRest)";
   const SerialScope serial;
   const Real h = 0.005, mu = 0.5, g = 9.81, w0 = 2.0;
   const Material m = makeMaterial("soft", 2500, 1e7, 0.3, 0.5, mu);
@@ -742,20 +727,10 @@ Real slopeAcceleration(const InclineResult& r, Real from) {
   return (r.v.back() - r.v[i1]) / (r.t.back() - r.t[i1]);
 }
 
-// KNOWN ENGINE PROBLEM (reported, not fixed here): a cube face on a plane wall gets one Hertz force
-// computed from the deepest vertex and applied at the depth-weighted centre of the penetrating
-// vertices (Simulation::wallForces). That force is not the gradient of any potential in the
-// (normal overlap, tilt) coordinates: dF_n/dtilt = (3/2) K δ^{1/2} h sign(tilt) != 0 while
-// dτ/dδ = O(tilt). On a slope the friction couples the two and the cube enters a self-sustained
-// rocking cycle (tilt 0 <-> 1.7e-3 rad, period ~45 ms, the normal force dropping to 0 once per
-// cycle) and slips at each cycle: at 20 deg (μ = 0.5, should stick) it creeps down at ~6 mm/s; at
-// 35 deg it accelerates at 1.724 m/s² instead of 1.609 (+7.2%). Independent of the time step
-// (1e-5 and 2e-6 s) and of the stiffness (E = 1e7 and 1e9). Skipped so the suite stays green;
-// PROXIMA_DEM_RUN_KNOWN_FAILURES=1 runs it.
+// A cube on an incline sticks below atan μ and slides above it at g (sin θ - μ cos θ). Regression
+// test: with one force per face (see CubeDroppedTiltedComesToRest) the cube rocked and crept down
+// at 20 deg and slid 7% too fast at 35 deg.
 TEST(DemValidation, CubeOnInclineSticksBelowAndSlidesAboveTheFrictionAngle) {
-  if (!runKnownFailures())
-    GTEST_SKIP() << "known engine problem: cube-plane face contact is non-conservative, the cube rocks and creeps "
-                    "on a slope (see the comment above this test; PROXIMA_DEM_RUN_KNOWN_FAILURES=1 runs it)";
   const SerialScope serial;
   const Real mu = 0.5, g = 9.81, h = 0.005;
   const Shape cube(Box{Vec3(h, h, h)});

@@ -498,10 +498,7 @@ void Simulation::rebuildNeighbours() {
       s.wall = w;
       s.triangle = t;
       while (o < oldEnd && (wallStates_[o].wall < w || (wallStates_[o].wall == w && wallStates_[o].triangle < t))) ++o;
-      if (o < oldEnd && wallStates_[o].wall == w && wallStates_[o].triangle == t) {
-        s.shear = wallStates_[o].shear;
-        s.touching = wallStates_[o].touching;
-      }
+      if (o < oldEnd && wallStates_[o].wall == w && wallStates_[o].triangle == t) s = wallStates_[o];
       states.push_back(s);
     };
     for (std::size_t w = 0; w < walls_.size(); ++w) {
@@ -526,12 +523,25 @@ void Simulation::rebuildNeighbours() {
   wallStates_ = std::move(states);
 }
 
-Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
-                              Vec3& shear, Real& normalForce) const {
-  const Real dt = options_.timeStep;
-  const Real vn = relVel.dot(n);  // > 0: separating
-  const Vec3 vt = relVel - vn * n;
+Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, Real mEff, Real rEff) const {
+  const Real sqrtM = std::sqrt(mEff);
+  Real fn = 0;
+  if (law.model == ContactModel::HertzMindlin) {
+    // Hertz normal force (4/3) E* √R* δ^{3/2}; damping α √(m* k_sec) v with k_sec = (4/3) E* √(R* δ):
+    // the α δ^{1/4} form whose restitution is velocity-independent, α fitted to e (material.cpp).
+    // √(m* k) is evaluated as √m* · √(4/3 E*) · (R* δ)^{1/4} (constants precomputed per law).
+    const Real a = std::sqrt(rEff * depth);
+    fn = law.hertzK * a * depth - law.dampingCoefficient * sqrtM * law.sqrtHertzK * std::sqrt(a) * vn;
+  } else {
+    // Linear spring-dashpot; default k_n: Hertz secant stiffness at an overlap of 1% of R*.
+    const Real kn = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
+    fn = kn * depth - law.dampingCoefficient * sqrtM * std::sqrt(kn) * vn;
+  }
+  return fn > 0 ? fn : 0;  // no cohesion
+}
 
+Vec3 Simulation::tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff,
+                                 Real fn, Vec3& shear) const {
   // Tangential spring history rotated into the current tangent plane (contact frame rotation),
   // keeping its length, then incremented by the tangential displacement of this step.
   Vec3 s = shear;
@@ -541,41 +551,90 @@ Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, con
     const Real proj2 = s.squaredNorm();
     if (proj2 > 0) s *= std::sqrt(len2 / proj2);
   }
-  s += vt * dt;
-
+  s += vt * options_.timeStep;
   const Real sqrtM = std::sqrt(mEff);
-  Real fn = 0, kt = 0, gt = 0;
+  Real kt = 0, gt = 0;
   if (law.model == ContactModel::HertzMindlin) {
-    // Hertz normal force (4/3) E* √R* δ^{3/2}; damping α √(m* k_sec) v with k_sec = (4/3) E* √(R* δ):
-    // the α δ^{1/4} form whose restitution is velocity-independent, α fitted to e (material.cpp).
-    // √(m* k) is evaluated as √m* · √(4/3 E*) · (R* δ)^{1/4} (constants precomputed per law).
     const Real a = std::sqrt(rEff * depth);
-    const Real sa = std::sqrt(a);
-    const Real kn = law.hertzK * a;
-    fn = kn * depth - law.dampingCoefficient * sqrtM * law.sqrtHertzK * sa * vn;
     kt = law.mindlinK * a;  // Mindlin no-slip tangential stiffness 8 G* a
-    gt = law.dampingCoefficient * sqrtM * law.sqrtMindlinK * sa;
+    gt = law.dampingCoefficient * sqrtM * law.sqrtMindlinK * std::sqrt(a);
   } else {
-    // Linear spring-dashpot; default k_n: Hertz secant stiffness at an overlap of 1% of R*.
     const Real kn = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
-    const Real sk = std::sqrt(kn);
-    fn = kn * depth - law.dampingCoefficient * sqrtM * sk * vn;
     kt = 2.0 / 7.0 * kn;
-    gt = law.dampingCoefficient * sqrtM * sk * std::sqrt(2.0 / 7.0);
+    gt = law.dampingCoefficient * sqrtM * std::sqrt(kt);
   }
-  if (fn < 0) fn = 0;  // no cohesion
   Vec3 ft = -kt * s - gt * vt;
   const Real limit = law.friction * fn;
   const Real ft2 = ft.squaredNorm();
   if (ft2 > limit * limit) {
     // Coulomb slip: force on the cone, spring reset so that spring + damping equal the limit.
-    const Real ftn = std::sqrt(ft2);
-    ft *= limit / ftn;
+    ft *= limit / std::sqrt(ft2);
     s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
   }
   shear = s;
-  normalForce = fn;
-  return fn * n + ft;
+  return ft;
+}
+
+Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
+                              Vec3& shear, Real& fnOut) const {
+  const Real vn = relVel.dot(n);  // > 0: separating
+  const Real fn = normalForce(law, depth, vn, mEff, rEff);
+  fnOut = fn;
+  return fn * n + tangentialForce(law, depth, n, relVel - vn * n, mEff, rEff, fn, shear);
+}
+
+// Face contacts (manifold of 2-4 points): a normal force per point from its own depth, i.e. the
+// gradient of a sum of per-point Hertz potentials, so a rocking face neither gains energy nor
+// loses its restoring moment; each point's damping uses m*/N so that N points in parallel keep the
+// pair's restitution. One tangential spring acts at the force-weighted centre with the summed
+// normal force as Coulomb limit.
+void Simulation::manifoldForces(PairState& p, PairOutput& o, const ContactResult& r, const ParticleShape& si,
+                                const ParticleShape& sj) {
+  const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+  const Vec3& xi = particles_.position[i];
+  const Vec3& xj = particles_.position[j];
+  const Vec3& vi = particles_.velocity[i];
+  const Vec3& vj = particles_.velocity[j];
+  const Vec3& wi = particles_.angularVelocity[i];
+  const Vec3& wj = particles_.angularVelocity[j];
+  const PairLaw& law = table_.law(particles_.material[i], particles_.material[j]);
+  const Real mEff = reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]);
+  const Real rEff = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
+  const Vec3& n = r.normal;
+  int count = 0;
+  for (int m = 0; m < r.contactCount; ++m) count += r.contacts[m].depth > 0;
+  const Real mPoint = mEff / std::max(1, count);
+  Vec3 force = Vec3::Zero(), ti = Vec3::Zero(), tj = Vec3::Zero(), acc = Vec3::Zero();
+  Real fnSum = 0, depthSum = 0, depthMax = 0;
+  for (int m = 0; m < r.contactCount; ++m) {
+    const Real d = r.contacts[m].depth;
+    if (!(d > 0)) continue;
+    const Vec3& pt = r.contacts[m].point;
+    const Vec3 rel = (vj + wj.cross(pt - xj)) - (vi + wi.cross(pt - xi));
+    const Real fn = normalForce(law, d, rel.dot(n), mPoint, rEff);
+    const Vec3 f = fn * n;
+    force += f;
+    tj += (pt - xj).cross(f);
+    ti -= (pt - xi).cross(f);
+    acc += fn * pt;
+    fnSum += fn;
+    depthSum += d;
+    depthMax = std::max(depthMax, d);
+  }
+  const Vec3 c = fnSum > 0 ? Vec3(acc / fnSum) : r.contactPoint;
+  const Vec3 rel = (vj + wj.cross(c - xj)) - (vi + wi.cross(c - xi));
+  const Vec3 vt = rel - rel.dot(n) * n;
+  const Vec3 ft = tangentialForce(law, count > 0 ? depthSum / count : r.depth, n, vt, mEff, rEff, fnSum, p.shear);
+  force += ft;
+  tj += (c - xj).cross(ft);
+  ti -= (c - xi).cross(ft);
+  o.force = force;
+  o.torqueI = ti;
+  o.torqueJ = tj;
+  o.point = c;
+  o.normal = n;
+  o.depth = std::max(depthMax, r.depth);
+  p.touching = 1;
 }
 
 int Simulation::pairForces(std::size_t k) {
@@ -636,16 +695,8 @@ int Simulation::pairForces(std::size_t k) {
     n = r.normal;
     c = r.contactPoint;
     if (r.contactCount > 1) {
-      // Face contacts: force applied at the depth-weighted centre of the manifold points, so a
-      // tilted face feels the restoring moment of its deeper side.
-      Real wsum = 0;
-      Vec3 acc = Vec3::Zero();
-      for (int m = 0; m < r.contactCount; ++m) {
-        const Real w = std::max<Real>(0, r.contacts[m].depth);
-        acc += w * r.contacts[m].point;
-        wsum += w;
-      }
-      if (wsum > 0) c = acc / wsum;
+      manifoldForces(p, o, r, si, sj);
+      return code;
     }
   }
   const Vec3& wi = particles_.angularVelocity[i];
@@ -690,6 +741,7 @@ void Simulation::wallForces(int ii) {
       st.shear.setZero();
       st.depth = 0;
       st.force.setZero();
+      st.pointCount = 0;
     };
     Real depth = 0;
     Vec3 n = wall.normal, c = Vec3::Zero();
@@ -703,20 +755,71 @@ void Simulation::wallForces(int ii) {
         depth = s.sphereRadius - n.dot(x - p0);
         c = x - n * (s.sphereRadius - 0.5 * depth);
       } else if (!s.bodyVertices.empty()) {
-        // Polyhedral core: every vertex below the plane contributes (depth-weighted centre).
+        // Polyhedral core: each vertex below the plane is its own contact (the deepest
+        // kMaxWallPoints): a Hertz force from its own depth, its own tangential spring (so a face
+        // resting on the wall has twisting friction), damping with m*/N so N points in parallel keep
+        // the restitution. The normal forces are the gradient of a sum of per-vertex potentials, so
+        // a rocking face cannot gain energy.
         const Mat3 r = q.toRotationMatrix();
-        Real wsum = 0;
-        Vec3 acc = Vec3::Zero();
-        for (const Vec3& v : s.bodyVertices) {
-          const Vec3 w = x + mulMat(r, v);
+        int ids[kMaxWallPoints];
+        Real depths[kMaxWallPoints];
+        Vec3 points[kMaxWallPoints];
+        int count = 0;
+        for (std::size_t v = 0; v < s.bodyVertices.size(); ++v) {
+          const Vec3 w = x + mulMat(r, s.bodyVertices[v]);
           const Real d = s.coreRadius - n.dot(w - p0);
-          if (d > 0) {
-            acc += d * (w - n * (s.coreRadius - 0.5 * d));
-            wsum += d;
-            depth = std::max(depth, d);
+          if (!(d > 0)) continue;
+          int slot = count;
+          if (count == kMaxWallPoints) {  // keep the deepest: replace the shallowest if deeper
+            slot = static_cast<int>(std::min_element(depths, depths + count) - depths);
+            if (depths[slot] >= d) continue;
+          } else {
+            ++count;
           }
+          ids[slot] = static_cast<int>(v);
+          depths[slot] = d;
+          points[slot] = w - n * (s.coreRadius - 0.5 * d);
         }
-        if (wsum > 0) c = acc / wsum;
+        if (count == 0) {
+          release();
+          st.pointCount = 0;
+          continue;
+        }
+        const Vec3 wallVel =
+            wall.isLid() ? Vec3(wall.normal * lidVelocity_[static_cast<std::size_t>(st.wall)]) : wall.velocity;
+        const Vec3& w = particles_.angularVelocity[i];
+        const PairLaw& law = table_.law(wall.material, particles_.material[i]);
+        const Real m = particles_.mass[i];
+        const Real mPoint = (wall.isLid() ? m * wall.mass / (m + wall.mass) : m) / count;
+        Vec3 shears[kMaxWallPoints];
+        Vec3 total = Vec3::Zero(), torque = Vec3::Zero(), acc = Vec3::Zero();
+        Real fnSum = 0;
+        for (int a = 0; a < count; ++a) {
+          shears[a] = Vec3::Zero();
+          for (int b = 0; b < st.pointCount; ++b)
+            if (st.vertex[b] == ids[a]) shears[a] = st.vertexShear[b];
+          const Vec3 rel = particles_.velocity[i] + w.cross(points[a] - x) - wallVel;
+          Real fn = 0;
+          const Vec3 f = contactForce(law, depths[a], n, rel, mPoint, s.contactRadius, shears[a], fn);
+          total += f;
+          torque += (points[a] - x).cross(f);
+          acc += fn * points[a];
+          fnSum += fn;
+          depth = std::max(depth, depths[a]);
+        }
+        for (int a = 0; a < count; ++a) {
+          st.vertex[a] = ids[a];
+          st.vertexShear[a] = shears[a];
+        }
+        st.pointCount = count;
+        particles_.force[i] += total;
+        particles_.torque[i] += torque;
+        st.touching = 1;
+        st.depth = depth;
+        st.point = fnSum > 0 ? Vec3(acc / fnSum) : points[0];
+        st.normal = n;
+        st.force = total;
+        continue;
       } else {
         const Transform pose = poseOf(ii);
         SupportHint hint;
@@ -887,7 +990,10 @@ std::uint64_t Simulation::stateHash() const {
     fnv(h, &p.j, sizeof p.j);
     fnv(h, p.shear.data(), sizeof(Real) * 3);
   }
-  for (const WallContactState& st : wallStates_) fnv(h, st.shear.data(), sizeof(Real) * 3);
+  for (const WallContactState& st : wallStates_) {
+    fnv(h, st.shear.data(), sizeof(Real) * 3);
+    for (int a = 0; a < st.pointCount; ++a) fnv(h, st.vertexShear[a].data(), sizeof(Real) * 3);
+  }
   fnvVec(h, lidVelocity_);
   fnv(h, &time_, sizeof time_);
   return h;

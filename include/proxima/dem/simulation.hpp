@@ -141,9 +141,15 @@ class Simulation {
     Vec3 point = Vec3::Zero(), normal = Vec3::Zero();
     Real depth = 0;
   };
+  static constexpr int kMaxWallPoints = 8;
   struct WallContactState {     ///< particle-wall (plane) or particle-triangle history
     int wall = 0, triangle = -1;
     Vec3 shear = Vec3::Zero();
+    /// Polyhedral cores on planes: per-vertex contacts (the deepest kMaxWallPoints vertices), each
+    /// with its own tangential spring, so that a face resting on a wall has twisting friction.
+    int pointCount = 0;
+    int vertex[kMaxWallPoints] = {};
+    Vec3 vertexShear[kMaxWallPoints];
     Vec3 point = Vec3::Zero(), normal = Vec3::Zero(), force = Vec3::Zero();
     Real depth = 0;
     std::uint8_t touching = 0;
@@ -158,6 +164,13 @@ class Simulation {
   void kick(Real h);
   void drift(Real h);
   [[nodiscard]] Transform poseOf(int i) const;
+  /// Normal force magnitude (>= 0) of the law at overlap `depth` and normal velocity vn (> 0 separating).
+  Real normalForce(const PairLaw& law, Real depth, Real vn, Real mEff, Real rEff) const;
+  /// Tangential force (spring with history + damping, Coulomb-limited by μ fn); updates shear.
+  Vec3 tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff, Real fn,
+                       Vec3& shear) const;
+  void manifoldForces(PairState& p, PairOutput& o, const ContactResult& r, const ParticleShape& si,
+                      const ParticleShape& sj);
   /// Applies the material law to a contact; returns force on B (j) and updates shear.
   Vec3 contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
                     Vec3& shear, Real& normalForce) const;
