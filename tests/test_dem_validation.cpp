@@ -4,7 +4,7 @@
 // Every expected value is computed here from the formulas in ../shared/docs/VALIDATION.md (Hertz
 // theory, rigid-body impact limits, Coulomb friction on an incline); nothing is copied from the
 // engine. Each test prints its measured figures on lines starting with "[dem-validation]" (they are
-// quoted in docs/validation-dem.md); bench/validation/chung_ooi.cpp sweeps the same impacts over
+// quoted in docs/validation.md, DEM part); bench/validation/chung_ooi.cpp sweeps the same impacts over
 // many angles and restitutions and writes CSV files for the plots.
 //
 // Run time: the default set takes ~4 s in Release. Environment switches:

@@ -1,6 +1,6 @@
 // Chung & Ooi (2011) particle-impact benchmarks 1-4, swept over materials, restitutions, impact
 // speeds and angles; writes CSV files for bench/validation/plot_chung_ooi.py and the validation report
-// (docs/validation-dem.md). The pass/fail checks of the same cases are in
+// (docs/validation.md, DEM part). The pass/fail checks of the same cases are in
 // tests/test_dem_validation.cpp.
 //
 //   proxima_chung_ooi [output directory]      (default: the current directory)
