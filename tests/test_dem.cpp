@@ -327,3 +327,104 @@ TEST(Dem, StableTimeStepMatchesTheRayleighTimeForSoftSpheres) {
   hard.addParticle(kh, 0, Vec3::Zero());
   EXPECT_LT(hard.stableTimeStep(100), hard.stableTimeStep(1));
 }
+
+namespace {
+
+// One sphere (r = 5 mm) and walls; returns the simulation ready to initialize.
+void sphereOnFloor(Simulation& sim, Real muR, Real e = 0.5) {
+  Material m = soft(e, 0.5);
+  m.rollingFriction = muR;
+  sim.setMaterials({m}, ContactModel::HertzMindlin);
+  const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{0.005})).value());
+  sim.addParticle(k, 0, Vec3(0, 0, 0.005), Quat::Identity());
+  sim.options().timeStep = 1e-5;
+}
+
+Real hertzOverlap(Real force, Real radius, const Material& a, const Material& b) {
+  const Real eStar = 1 / ((1 - a.poissonRatio * a.poissonRatio) / a.youngsModulus +
+                          (1 - b.poissonRatio * b.poissonRatio) / b.youngsModulus);
+  return std::pow(force / (4.0 / 3.0 * eStar * std::sqrt(radius)), 2.0 / 3.0);
+}
+
+}  // namespace
+
+TEST(Dem, RollingResistanceDeceleratesARollingSphereAtFiveSeventhsMuRG) {
+  // Constant rolling torque μ_r R F_n on a sphere rolling without slip: (m + I/R²) a = μ_r m g,
+  // a = (5/7) μ_r g.
+  const Real muR = 0.02;
+  Simulation sim;
+  sphereOnFloor(sim, muR);
+  sim.addWall(plane("floor", Vec3::Zero(), Vec3::UnitZ()));
+  ASSERT_TRUE(sim.initialize().ok());
+  sim.run(5000);  // settle on the floor
+  auto& p = sim.particles();
+  p.velocity[0] = Vec3(0.5, 0, 0);
+  p.angularVelocity[0] = Vec3(0, 0.5 / 0.005, 0);  // rolling
+  sim.run(2000);  // let the contact adapt
+  const Real v0 = p.velocity[0].x(), t0 = sim.time();
+  sim.run(10000);
+  const Real a = (p.velocity[0].x() - v0) / (sim.time() - t0);
+  EXPECT_NEAR(a, -5.0 / 7.0 * muR * 9.81, 0.01 * 5.0 / 7.0 * muR * 9.81);
+  // Without rolling resistance it keeps rolling.
+  Simulation free;
+  sphereOnFloor(free, 0);
+  free.addWall(plane("floor", Vec3::Zero(), Vec3::UnitZ()));
+  ASSERT_TRUE(free.initialize().ok());
+  free.run(5000);
+  free.particles().velocity[0] = Vec3(0.5, 0, 0);
+  free.particles().angularVelocity[0] = Vec3(0, 100, 0);
+  free.run(12000);
+  EXPECT_NEAR(free.particles().velocity[0].x(), 0.5, 5e-4);  // measured 1.2e-4 (contact spring transient)
+}
+
+TEST(Dem, FreeLidRestsOnASphereWithItsWeight) {
+  // Floor, one sphere, a free lid of mass M on top: at rest the lid's reaction is M g, and the floor
+  // overlap is the Hertz overlap under (m + M) g.
+  Simulation sim;
+  sphereOnFloor(sim, 0);
+  sim.addWall(plane("floor", Vec3::Zero(), Vec3::UnitZ()));
+  Wall lid = plane("lid", Vec3(0, 0, 0.0101), -Vec3::UnitZ());
+  lid.mass = 0.01;
+  const int li = sim.addWall(lid);
+  ASSERT_TRUE(sim.initialize().ok());
+  sim.run(60000);
+  const Real m = sim.particles().mass[0], g = 9.81;
+  EXPECT_LT(std::abs(sim.lidSpeed(li)), 1e-6);
+  const Real floorDepth = 0.005 - sim.particles().position[0].z();
+  EXPECT_NEAR(floorDepth, hertzOverlap((m + 0.01) * g, 0.005, soft(), soft()), 1e-3 * floorDepth);
+  const Real lidDepth = 0.005 - (sim.walls()[static_cast<std::size_t>(li)].origin.z() - sim.particles().position[0].z());
+  EXPECT_NEAR(lidDepth, hertzOverlap(0.01 * g, 0.005, soft(), soft()), 1e-3 * lidDepth);
+}
+
+TEST(Dem, MovingWallPushesAndMeshFloorCarries) {
+  // A sphere resting on a triangle-mesh floor (two triangles, the sphere on their shared edge: one
+  // contact, not two) sits at the Hertz overlap of its weight; a plane wall moving at 0.1 m/s pushes
+  // a sphere ahead of it at least at its speed.
+  Simulation sim;
+  sphereOnFloor(sim, 0);
+  Wall mesh;
+  mesh.name = "floor";
+  mesh.kind = WallKind::Mesh;
+  mesh.vertices = {Vec3(-1, -1, 0), Vec3(1, -1, 0), Vec3(1, 1, 0), Vec3(-1, 1, 0)};
+  mesh.triangles = {{0, 1, 2}, {0, 2, 3}};
+  sim.addWall(mesh);
+  ASSERT_TRUE(sim.initialize().ok());
+  sim.run(20000);
+  const Real m = sim.particles().mass[0];
+  const Real depth = 0.005 - sim.particles().position[0].z();
+  EXPECT_NEAR(depth, hertzOverlap(m * 9.81, 0.005, soft(), soft()), 1e-3 * depth);
+
+  Simulation push;
+  sphereOnFloor(push, 0);
+  push.particles().position[0] = Vec3(0.02, 0, 0.005);
+  push.addWall(plane("floor", Vec3::Zero(), Vec3::UnitZ()));
+  Wall pusher = plane("pusher", Vec3(0, 0, 0), Vec3::UnitX());
+  pusher.velocity = Vec3(0.1, 0, 0);
+  const int pw = push.addWall(pusher);
+  ASSERT_TRUE(push.initialize().ok());
+  push.run(40000);  // 0.4 s: the wall travels 4 cm, reaching the sphere after ~1.5 cm
+  const Real wallX = push.walls()[static_cast<std::size_t>(pw)].origin.x();
+  EXPECT_NEAR(wallX, 0.04, 1e-9);
+  EXPECT_GT(push.particles().position[0].x(), wallX + 0.0045);
+  EXPECT_GT(push.particles().velocity[0].x(), 0.099);
+}

@@ -732,6 +732,10 @@ void Simulation::wallForces(int ii) {
   const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[i])];
   const Vec3& x = particles_.position[i];
   const Quat& q = particles_.orientation[i];
+  constexpr int kSeen = 16;
+  int meshSeen = 0, seenWall[kSeen];
+  Vec3 seenNormal[kSeen];
+  Real seenDepth[kSeen];
   for (int k = wallOffsets_[i]; k < wallOffsets_[i + 1]; ++k) {
     WallContactState& st = wallStates_[static_cast<std::size_t>(k)];
     const Wall& wall = walls_[static_cast<std::size_t>(st.wall)];
@@ -834,9 +838,22 @@ void Simulation::wallForces(int ii) {
       const ContactResult r = contact(Shape(tri), Transform(), s.shape, poseOf(ii), options_.narrowPhase, nullptr);
       if (r.status != Status::InvalidInput && std::isfinite(r.distance) && r.distance <= 0 && r.depth > 0 &&
           r.normal.squaredNorm() > 0) {
-        depth = r.depth;
-        n = r.normal;
-        c = r.contactPoint;
+        // A particle on a shared edge or vertex of a mesh touches several triangles at the same
+        // point with the same normal: one contact, not several (counted once, first triangle wins).
+        bool duplicate = false;
+        for (int a = 0; a < meshSeen && !duplicate; ++a)
+          duplicate = seenWall[a] == st.wall && seenNormal[a].dot(r.normal) > 1 - 1e-9 &&
+                      std::abs(seenDepth[a] - r.depth) <= 1e-9 * s.boundingRadius;
+        if (!duplicate) {
+          depth = r.depth;
+          n = r.normal;
+          c = r.contactPoint;
+          if (meshSeen < kSeen) {
+            seenWall[meshSeen] = st.wall;
+            seenNormal[meshSeen] = n;
+            seenDepth[meshSeen++] = depth;
+          }
+        }
       }
     }
     if (!(depth > 0)) {

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Writes the "Whole simulations" section of docs/benchmarks.md from proxima_bench_dem JSON files and
+bench/sim/run_peers.py JSON files (same protocol: bench/peers/README.md).
+
+Usage: report_sim.py --proxima A.json [B.json ...] --peers P.json [Q.json ...] [--doc docs/benchmarks.md]
+The section between "## Whole simulations" and the next "## " heading (or the end) is replaced.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+import time
+
+
+def load(paths):
+    out = []
+    for p in paths:
+        with open(p) as f:
+            out += json.load(f).get("results", [])
+    return out
+
+
+def scene_name(r):
+    s = os.path.basename(str(r.get("scene", "?")))
+    return re.sub(r"\.ya?ml$", "", s)
+
+
+def fmt_rate(x):
+    return "—" if not x else f"{x / 1e6:.3f} M" if x >= 1e5 else f"{x / 1e3:.1f} k"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--proxima", nargs="*", default=[])
+    ap.add_argument("--peers", nargs="*", default=[])
+    ap.add_argument("--doc", default="docs/benchmarks.md")
+    a = ap.parse_args()
+    prox, peers = load(a.proxima), load(a.peers)
+    rows = {}
+    for r in prox:
+        cpu = r.get("cpu_seconds") or 0
+        threads = r.get("threads", 1)
+        per_cpu = r["particles"] * r["steps"] / cpu * threads if cpu else None  # per core-second
+        rows.setdefault(scene_name(r), []).append(
+            dict(peer=f"proxima ({threads} thread{'s' if threads > 1 else ''})", n=r["particles"], rate=r["particle_steps_per_s"],
+                 share=r.get("cpu_share"), per_cpu=per_cpu if threads == 1 else None, rss=r.get("peak_rss_mb"),
+                 settled=r.get("settled"), threads=threads, is_proxima=True))
+    for r in peers:
+        if r.get("status") not in (None, "ok"):
+            rows.setdefault(str(r.get("scene")), []).append(dict(peer=r["peer"], n=r.get("particles"), rate=None,
+                                                                 note=r.get("status")))
+            continue
+        rows.setdefault(str(r.get("scene")), []).append(
+            dict(peer=f"{r['peer']} {r.get('version', '')}".strip(), n=r.get("particles"), rate=r.get("particle_steps_per_s"),
+                 share=r.get("timed_cpu_share"), per_cpu=r.get("particle_steps_per_cpu_s"), rss=r.get("peak_rss_mb"),
+                 settled=r.get("settled"), name=r["peer"]))
+    lines = ["## Whole simulations (`proxima_bench_dem`, peers via `bench/sim/run_peers.py`)", "",
+             f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} ({os.cpu_count()} cores, shared: other jobs were "
+             "running, so the CPU share of the timed window is given and the per-CPU-second rate is the "
+             "fairer single-core comparison). Protocol: bench/peers/README.md (pour and settle 0.5 s untimed, "
+             "then time a fixed number of steps of the settled bed). Commands:", "",
+             "```", "cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release && cmake --build build-bench -j2 --target proxima_bench_dem",
+             "build-bench/bench/proxima_bench_dem bench/sim/scenes/spheres10k.yaml --timed-steps 5000 --threads 1,2 --out prox.json",
+             "python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts,lammps,yade --out peers.json",
+             "python3 bench/sim/report_sim.py --proxima prox.json --peers peers.json", "```", ""]
+    for scene, rs in rows.items():
+        ref = None
+        for r in rs:
+            if r.get("name") == "liggghts" and r.get("per_cpu"):
+                ref = r["per_cpu"]
+        lines += [f"### {scene}", "", "| code | particles | particle-steps/s (wall) | CPU share | per CPU-second | vs LIGGGHTS (per CPU-s) | peak RSS MB | settled |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in rs:
+            if r.get("rate") is None:
+                lines.append(f"| {r['peer']} | {r.get('n', '')} | {r.get('note', '—')} | | | | | |")
+                continue
+            ratio = f"{r['per_cpu'] / ref:.2f}×" if ref and r.get("per_cpu") else "—"
+            share = f"{r['share']:.0%}" if r.get("share") else "—"
+            rss = f"{r['rss']:.0f}" if r.get("rss") else "—"
+            lines.append(f"| {r['peer']} | {r['n']} | {fmt_rate(r['rate'])} | {share} | {fmt_rate(r.get('per_cpu'))} | {ratio} | {rss} | {r.get('settled')} |")
+        lines.append("")
+    section = "\n".join(lines).rstrip() + "\n"
+    doc = open(a.doc).read() if os.path.exists(a.doc) else ""
+    m = re.search(r"^## Whole simulations.*?(?=^## (?!#)|\Z)", doc, flags=re.S | re.M)
+    doc = doc[:m.start()] + section + "\n" + doc[m.end():] if m else doc.rstrip() + "\n\n" + section
+    open(a.doc, "w").write(doc)
+    print(section)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
