@@ -208,6 +208,7 @@ def run_lmp_like(peer, exe, scene, workdir, threads, timeout, env):
     cmd = mpi_prefix(threads) + [exe, "-in", script, "-log", os.path.join(workdir, "log.txt")]
     for k, v in vars_.items():
         cmd += ["-var", k, repr(v) if isinstance(v, float) else str(v)]
+    env = dict(env, OMP_NUM_THREADS="1")  # parallel runs use MPI ranks, one thread each
     rc, wall, text, peak, cpu, marks = run_cmd(cmd, workdir, timeout, env, markers=MARKERS)
     rec = dict(command=" ".join(cmd), wall_seconds_total=wall, peak_rss_mb=peak, version=banner_version(peer, text),
                cpu_percent=cpu)
@@ -236,7 +237,7 @@ def run_lmp_like(peer, exe, scene, workdir, threads, timeout, env):
         share = rec.get("timed_cpu_share")
         if share and secs > 0:
             # what the loop would take with the core to itself (cpu share of the timed window)
-            rec["cpu_seconds"] = secs * min(1.0, share / max(1, procs))
+            rec["cpu_seconds"] = secs * min(1.0, share / max(1, threads))
             rec["particle_steps_per_cpu_s"] = atoms * steps / rec["cpu_seconds"]
         if len(blocks) >= 2 and blocks[-1]:
             first, last = blocks[-1][0], blocks[-1][-1]
