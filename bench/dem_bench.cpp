@@ -3,8 +3,9 @@
 // number of steps of the settled bed with 1 and 2 threads (the settled state is checkpointed once
 // and reloaded for each thread count, so every count times the same steps from the same state).
 // Usage: proxima_bench_dem SCENE.yaml --timed-steps N [--settle-time S] [--threads 1,2] [--repeat R]
-//        [--settle-threads T] [--out results.json]
+//        [--settle-threads T] [--settled CHECKPOINT] [--out results.json]
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -40,11 +41,14 @@ double cpuSeconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Passive OpenMP waiting unless chosen (see apps/proxima/main.cpp): libgomp reads it at load time.
+  if (!std::getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 1) == 0) execv("/proc/self/exe", argv);
   std::string scene, out;
   long timedSteps = 2000;
   double settleTime = 0.5;
   int repeat = 1;
-  int settleThreads = 1;  // untimed; one thread is the robust choice on a shared machine
+  int settleThreads = 1;
+  std::string settledFile;  // --settled FILE: reuse (or create) the settled checkpoint  // untimed; one thread is the robust choice on a shared machine
   std::vector<int> threads = {1, 2};
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
     else if (arg == "--settle-time") settleTime = std::stod(next());
     else if (arg == "--repeat") repeat = std::stoi(next());
     else if (arg == "--settle-threads") settleThreads = std::stoi(next());
+    else if (arg == "--settled") settledFile = next();
     else if (arg == "--out") out = next();
     else if (arg == "--threads") {
       threads.clear();
@@ -90,11 +95,23 @@ int main(int argc, char** argv) {
     }
     const long settleSteps = std::lround(settleTime / sim.options().timeStep);
     const auto t0 = std::chrono::steady_clock::now();
-    for (long s = 0; s < settleSteps; ++s) {
-      sim.step();
-      if (s % 2000 == 0) {
-        std::fprintf(stderr, "\rsettling %ld/%ld", s, settleSteps);
-        std::fflush(stderr);
+    std::ifstream cached(settledFile, std::ios::binary);
+    if (!settledFile.empty() && cached) {
+      if (auto r = sim.loadState(cached); !r.ok()) {
+        std::cerr << settledFile << ": " << r.message() << '\n';
+        return 1;
+      }
+    } else {
+      for (long s = 0; s < settleSteps; ++s) {
+        sim.step();
+        if (s % 2000 == 0) {
+          std::fprintf(stderr, "\rsettling %ld/%ld", s, settleSteps);
+          std::fflush(stderr);
+        }
+      }
+      if (!settledFile.empty()) {
+        std::ofstream save(settledFile, std::ios::binary);
+        sim.saveState(save);
       }
     }
     const double settleWall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

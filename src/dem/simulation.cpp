@@ -249,65 +249,60 @@ Transform Simulation::poseOf(int i) const {
   return s.localIsIdentity ? body : body * s.local;
 }
 
-void Simulation::kick(Real h) {
-  const auto n = static_cast<std::int64_t>(particles_.size());
-  const Vec3 g = options_.gravity;
-#pragma omp parallel for schedule(static) if (parallel_)
-  for (std::int64_t ii = 0; ii < n; ++ii) {
-    const auto i = static_cast<std::size_t>(ii);
-    if (particles_.fixed[i]) continue;
-    particles_.velocity[i] += (particles_.force[i] / particles_.mass[i] + g) * h;
-    const Vec3& inertia = particles_.inertia[i];
-    if (isotropic(inertia)) {  // spheres, cubes, regular solids: L = I ω in any frame
-      particles_.angularVelocity[i] += particles_.torque[i] * (h / inertia.x());
-      continue;
-    }
-    // Angular momentum kick in the world frame: L = R I Rᵀ ω.
-    const Mat3 r = particles_.orientation[i].toRotationMatrix();
-    Vec3 lb = inertia.cwiseProduct(mulMatT(r, particles_.angularVelocity[i]));
-    lb += mulMatT(r, particles_.torque[i]) * h;
-    particles_.angularVelocity[i] = mulMat(r, Vec3(lb.cwiseQuotient(inertia)));
+void Simulation::kickParticle(std::size_t i, Real h) {
+  if (particles_.fixed[i]) return;
+  particles_.velocity[i] += (particles_.force[i] / particles_.mass[i] + options_.gravity) * h;
+  const Vec3& inertia = particles_.inertia[i];
+  if (isotropic(inertia)) {  // spheres, cubes, regular solids: L = I ω in any frame
+    particles_.angularVelocity[i] += particles_.torque[i] * (h / inertia.x());
+    return;
   }
-  for (std::size_t w = 0; w < walls_.size(); ++w)
-    if (walls_[w].isLid()) lidVelocity_[w] += (lidForce_[w] / walls_[w].mass + g.dot(walls_[w].normal)) * h;
+  // Angular momentum kick in the world frame: L = R I Rᵀ ω.
+  const Mat3 r = particles_.orientation[i].toRotationMatrix();
+  Vec3 lb = inertia.cwiseProduct(mulMatT(r, particles_.angularVelocity[i]));
+  lb += mulMatT(r, particles_.torque[i]) * h;
+  particles_.angularVelocity[i] = mulMat(r, Vec3(lb.cwiseQuotient(inertia)));
 }
 
-void Simulation::drift(Real h) {
-  const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for schedule(static) if (parallel_)
-  for (std::int64_t ii = 0; ii < n; ++ii) {
-    const auto i = static_cast<std::size_t>(ii);
-    const Vec3 dx = particles_.velocity[i] * h;
-    particles_.position[i] += dx;
-    Real angle = 0;
-    const Vec3& w = particles_.angularVelocity[i];
-    if (w.squaredNorm() > 0 && isotropic(particles_.inertia[i])) {
-      // Isotropic inertia: ω is constant in free flight, one exact rotation by |ω| h about ω.
-      const Real wn = w.norm();
-      angle = wn * h;
-      const Real half = 0.5 * angle;
-      const Vec3 axis = w * (std::sin(half) / wn);
-      Quat& q = particles_.orientation[i];
-      q = (Quat(std::cos(half), axis.x(), axis.y(), axis.z()) * q).normalized();
-    } else if (w.squaredNorm() > 0) {
-      Quat& q = particles_.orientation[i];
-      const Quat q0 = q;
-      const Vec3& inertia = particles_.inertia[i];
-      Vec3 lb = inertia.cwiseProduct(q0.conjugate() * w);
-      if (particles_.fixed[i]) {
-        q = (q0 * Quat(Eigen::AngleAxis<Real>(h * lb.cwiseQuotient(inertia).norm(), lb.normalized()))).normalized();
-      } else {
-        freeRotor(q, lb, inertia, h);
-        particles_.angularVelocity[i] = q * Vec3(lb.cwiseQuotient(inertia));
-      }
-      const Quat dq = q0.conjugate() * q;
-      angle = 2 * std::atan2(dq.vec().norm(), std::abs(dq.w()));
+void Simulation::kickLids(Real h) {
+  for (std::size_t w = 0; w < walls_.size(); ++w)
+    if (walls_[w].isLid()) lidVelocity_[w] += (lidForce_[w] / walls_[w].mass + options_.gravity.dot(walls_[w].normal)) * h;
+}
+
+void Simulation::driftParticle(std::size_t i, Real h) {
+  const Vec3 dx = particles_.velocity[i] * h;
+  particles_.position[i] += dx;
+  Real angle = 0;
+  const Vec3& w = particles_.angularVelocity[i];
+  if (w.squaredNorm() > 0 && isotropic(particles_.inertia[i])) {
+    // Isotropic inertia: ω is constant in free flight, one exact rotation by |ω| h about ω.
+    const Real wn = w.norm();
+    angle = wn * h;
+    const Real half = 0.5 * angle;
+    const Vec3 axis = w * (std::sin(half) / wn);
+    Quat& q = particles_.orientation[i];
+    q = (Quat(std::cos(half), axis.x(), axis.y(), axis.z()) * q).normalized();
+  } else if (w.squaredNorm() > 0) {
+    Quat& q = particles_.orientation[i];
+    const Quat q0 = q;
+    const Vec3& inertia = particles_.inertia[i];
+    Vec3 lb = inertia.cwiseProduct(q0.conjugate() * w);
+    if (particles_.fixed[i]) {
+      q = (q0 * Quat(Eigen::AngleAxis<Real>(h * lb.cwiseQuotient(inertia).norm(), lb.normalized()))).normalized();
+    } else {
+      freeRotor(q, lb, inertia, h);
+      particles_.angularVelocity[i] = q * Vec3(lb.cwiseQuotient(inertia));
     }
-    // Largest displacement of any point of the body in this step (Montanari Eq. 3.14's max ||s||):
-    // translation plus the chord of the rotation at the bounding radius (bounded by angle × r).
-    const Real rb = shapes_[static_cast<std::size_t>(particles_.shape[i])].boundingRadius;
-    stepDisplacement_[i] = dx.norm() + angle * rb;
+    const Quat dq = q0.conjugate() * q;
+    angle = 2 * std::atan2(dq.vec().norm(), std::abs(dq.w()));
   }
+  // Largest displacement of any point of the body in this step (Montanari Eq. 3.14's max ||s||):
+  // translation plus the chord of the rotation at the bounding radius (bounded by angle × r).
+  const Real rb = shapes_[static_cast<std::size_t>(particles_.shape[i])].boundingRadius;
+  stepDisplacement_[i] = dx.norm() + angle * rb;
+}
+
+void Simulation::driftWalls(Real h) {
   for (std::size_t w = 0; w < walls_.size(); ++w) {
     Wall& wall = walls_[w];
     if (wall.isLid())
@@ -319,27 +314,32 @@ void Simulation::drift(Real h) {
 
 void Simulation::step() {
   const Real dt = options_.timeStep;
-  kick(0.5 * dt);
-  drift(dt);
+  // Half kick + drift fused per particle (one parallel loop), with the Verlet criterion's largest
+  // displacement since the last rebuild.
+  Real maxDisp = 0;
+  const auto n = static_cast<std::int64_t>(particles_.size());
+#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (parallel_)
+  for (std::int64_t ii = 0; ii < n; ++ii) {
+    const auto i = static_cast<std::size_t>(ii);
+    kickParticle(i, 0.5 * dt);
+    driftParticle(i, dt);
+    maxDisp = std::max(maxDisp, (particles_.position[i] - referencePosition_[i]).squaredNorm());
+  }
+  kickLids(0.5 * dt);
+  driftWalls(dt);
   time_ = static_cast<Real>(step_ + 1) * dt;
   ++step_;
 
   // Verlet criterion: pairs were listed with a skin; the list stays complete until two particles
   // could together have moved more than the skin (and a particle plus a wall likewise).
-  Real maxDisp = 0;
-  const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (parallel_)
-  for (std::int64_t i = 0; i < n; ++i)
-    maxDisp = std::max(maxDisp, (particles_.position[static_cast<std::size_t>(i)] -
-                                 referencePosition_[static_cast<std::size_t>(i)]).squaredNorm());
   maxDisp = std::sqrt(maxDisp);
   Real wallDisp = 0;
   for (std::size_t w = 0; w < walls_.size(); ++w)
     wallDisp = std::max(wallDisp, (walls_[w].origin - wallReference_[w]).norm());
   if (2 * maxDisp > skin_ || maxDisp + wallDisp > skin_) rebuildNeighbours();
 
-  computeForces();
-  kick(0.5 * dt);
+  computeForces(0.5 * dt);  // forces, then the second half kick per particle in the same loop
+  kickLids(0.5 * dt);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -880,7 +880,7 @@ void Simulation::wallForces(int ii) {
   }
 }
 
-void Simulation::computeForces() {
+void Simulation::computeForces(Real kick) {
   const auto np = static_cast<std::int64_t>(pairs_.size());
   std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
 #pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings) if (parallel_)
@@ -917,6 +917,7 @@ void Simulation::computeForces() {
     particles_.force[i] = f;
     particles_.torque[i] = t;
     if (!walls_.empty()) wallForces(static_cast<int>(ii));
+    if (kick != 0) kickParticle(i, kick);
   }
 
   // Free lids: reaction of every particle touching them, summed in particle order.

@@ -156,13 +156,17 @@ class Simulation {
   };
 
   void rebuildNeighbours();
-  void computeForces();
+  /// Contact forces at the current positions; `kick` > 0 applies that half kick to each particle
+  /// right after its forces are gathered (same loop).
+  void computeForces(Real kick = 0);
   /// Force of pair k into its slot; returns what it cost (kAnalytic, kSkipped, kNarrow, kWarning).
   int pairForces(std::size_t k);
   static constexpr int kAnalytic = 0, kSkipped = 1, kNarrow = 2, kWarning = 3;
   void wallForces(int i);
-  void kick(Real h);
-  void drift(Real h);
+  void kickParticle(std::size_t i, Real h);
+  void driftParticle(std::size_t i, Real h);
+  void kickLids(Real h);
+  void driftWalls(Real h);
   [[nodiscard]] Transform poseOf(int i) const;
   /// Normal force magnitude (>= 0) of the law at overlap `depth` and normal velocity vn (> 0 separating).
   Real normalForce(const PairLaw& law, Real depth, Real vn, Real mEff, Real rEff) const;
