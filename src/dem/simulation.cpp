@@ -233,6 +233,7 @@ Result<bool> Simulation::initialize() {
   lidForce_.assign(walls_.size(), 0);
   stepDisplacement_.assign(particles_.size(), 0);
   parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
+  cacheSphereRadii();
   rebuildNeighbours();
   computeForces();
   initialized_ = true;
@@ -241,6 +242,12 @@ Result<bool> Simulation::initialize() {
 
 // ---------------------------------------------------------------------------------------------
 // Stepping
+
+void Simulation::cacheSphereRadii() {
+  sphereRadius_.resize(particles_.size());
+  for (std::size_t i = 0; i < particles_.size(); ++i)
+    sphereRadius_[i] = shapes_[static_cast<std::size_t>(particles_.shape[i])].sphereRadius;
+}
 
 Transform Simulation::poseOf(int i) const {
   const auto k = static_cast<std::size_t>(i);
@@ -649,17 +656,17 @@ int Simulation::pairForces(std::size_t k) {
     o = PairOutput{};
   };
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
-  const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
-  const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
   const Vec3& xi = particles_.position[i];
   const Vec3& xj = particles_.position[j];
   Real depth = 0;
   Vec3 n, c;
   int code = kAnalytic;
   if (p.cache < 0) {
-    // Sphere-sphere: exact, no narrow phase.
+    // Sphere-sphere: exact, no narrow phase; radii from the per-particle array (no shape lookup for
+    // the ~half of the listed pairs that are apart).
     const Vec3 d = xj - xi;
-    const Real r = si.sphereRadius + sj.sphereRadius;
+    const Real ri = sphereRadius_[i];
+    const Real r = ri + sphereRadius_[j];
     const Real d2 = d.squaredNorm();
     if (d2 >= r * r || d2 == 0) {
       release();
@@ -668,8 +675,11 @@ int Simulation::pairForces(std::size_t k) {
     const Real dist = std::sqrt(d2);
     n = d / dist;
     depth = r - dist;
-    c = xi + n * (si.sphereRadius - 0.5 * depth);
-  } else {
+    c = xi + n * (ri - 0.5 * depth);
+  }
+  const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
+  const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
+  if (p.cache >= 0) {
     // Montanari (2017) Eq. 3.14: the last exact distance minus the largest point displacements of
     // both bodies since; the narrow phase is called only when this lower bound reaches 0.
     p.bound -= stepDisplacement_[i] + stepDisplacement_[j];
@@ -1098,6 +1108,7 @@ Result<bool> Simulation::loadState(std::istream& in) {
   for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
   parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
+  cacheSphereRadii();
   initialized_ = true;
   return true;
 }

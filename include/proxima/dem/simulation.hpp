@@ -168,6 +168,7 @@ class Simulation {
   void kickLids(Real h);
   void driftWalls(Real h);
   [[nodiscard]] Transform poseOf(int i) const;
+  void cacheSphereRadii();
   /// Normal force magnitude (>= 0) of the law at overlap `depth` and normal velocity vn (> 0 separating).
   Real normalForce(const PairLaw& law, Real depth, Real vn, Real mEff, Real rEff) const;
   /// Tangential force (spring with history + damping, Coulomb-limited by μ fn); updates shear.
@@ -203,6 +204,7 @@ class Simulation {
   std::vector<PairOutput> pairOut_;
   std::vector<int> pairOffsets_, pairRefs_; ///< CSR: pairs of particle p (ref >= 0: as i; ~ref: as j)
   std::vector<Real> stepDisplacement_;      ///< max displacement of a body point in the last step
+  std::vector<Real> sphereRadius_;          ///< per particle (0 unless a sphere), for the sphere-pair path
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;
