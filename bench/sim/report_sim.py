@@ -69,10 +69,7 @@ def main():
              "python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts,lammps,yade --out peers.json",
              "python3 bench/sim/report_sim.py --proxima prox.json --peers peers.json", "```", ""]
     for scene, rs in rows.items():
-        ref = None
-        for r in rs:
-            if r.get("name") == "liggghts" and r.get("per_cpu"):
-                ref = r["per_cpu"]
+        ref = max((r["per_cpu"] for r in rs if r.get("name") == "liggghts" and r.get("per_cpu")), default=None)
         lines += [f"### {scene}", "", "| code | particles | particle-steps/s (wall) | CPU share | per CPU-second | vs LIGGGHTS (per CPU-s) | peak RSS MB | settled |",
                   "|---|---:|---:|---:|---:|---:|---:|---|"]
         for r in rs:
