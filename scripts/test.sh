@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs the default test suite (everything but the `long` label).
-# `scripts/test.sh --long` runs the labelled long fuzz runs instead (>= 1e5 pairs per family).
+# `scripts/test.sh --long` runs the labelled long runs instead (fuzz and penetration oracles with >= 1e5
+# pairs per family, the 2000-sphere DEM pour).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
