@@ -67,7 +67,7 @@ def main():
              "```", "cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release && cmake --build build-bench -j2 --target proxima_bench_dem",
              "build-bench/bench/proxima_bench_dem bench/sim/scenes/spheres10k.yaml --timed-steps 5000 --threads 1,2 --out prox.json",
              "python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts,lammps,yade --out peers.json",
-             "python3 bench/sim/report_sim.py --proxima prox.json --peers peers.json", "```", ""]
+             "python3 bench/sim/report_sim.py --proxima docs/bench-data/proxima_*.json --peers bench/sim/results/peers-measured.json", "```", ""]
     for scene, rs in rows.items():
         ref = max((r["per_cpu"] for r in rs if r.get("name") == "liggghts" and r.get("per_cpu")), default=None)
         lines += [f"### {scene}", "", "| code | particles | particle-steps/s (wall) | CPU share | per CPU-second | vs LIGGGHTS (per CPU-s) | peak RSS MB | settled |",
