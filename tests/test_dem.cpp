@@ -341,9 +341,7 @@ void sphereOnFloor(Simulation& sim, Real muR, Real e = 0.5) {
 }
 
 Real hertzOverlap(Real force, Real radius, const Material& a, const Material& b) {
-  const Real eStar = 1 / ((1 - a.poissonRatio * a.poissonRatio) / a.youngsModulus +
-                          (1 - b.poissonRatio * b.poissonRatio) / b.youngsModulus);
-  return std::pow(force / (4.0 / 3.0 * eStar * std::sqrt(radius)), 2.0 / 3.0);
+  return hertzStaticOverlap(force, radius, effectiveModulus(a, b));
 }
 
 }  // namespace

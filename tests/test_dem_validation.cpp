@@ -66,10 +66,6 @@ Material rigidVersionOf(const Material& m) {
 }
 
 Real sphereMass(const Material& m, Real r) { return m.density * 4.0 / 3.0 * kPi * r * r * r; }
-Real reducedModulus(const Material& a, const Material& b) {
-  return 1 / ((1 - a.poissonRatio * a.poissonRatio) / a.youngsModulus +
-              (1 - b.poissonRatio * b.poissonRatio) / b.youngsModulus);
-}
 
 /// Hertz theory of a normal elastic impact (VALIDATION.md).
 struct HertzTheory {
@@ -77,9 +73,9 @@ struct HertzTheory {
 };
 HertzTheory hertzTheory(Real mEff, Real rEff, Real eEff, Real v) {
   HertzTheory h{};
-  h.maxOverlap = std::pow(15 * mEff * v * v / (16 * eEff * std::sqrt(rEff)), 0.4);
+  h.maxOverlap = hertzMaxOverlap(mEff, rEff, eEff, v);
   h.maxForce = 4.0 / 3.0 * eEff * std::sqrt(rEff) * std::pow(h.maxOverlap, 1.5);
-  h.contactTime = 2.868 * std::pow(mEff * mEff / (rEff * eEff * eEff * v), 0.2);
+  h.contactTime = hertzContactTime(mEff, rEff, eEff, v);
   return h;
 }
 
@@ -180,7 +176,7 @@ TEST(DemValidation, ChungOoi1TwoSpheresHertz) {
   const Real radius = 0.010, v = 10.0;
   for (const Material& m : {glass(), limestone()}) {
     const Real mass = sphereMass(m, radius);
-    const HertzTheory th = hertzTheory(mass / 2, radius / 2, reducedModulus(m, m), 2 * v);
+    const HertzTheory th = hertzTheory(mass / 2, radius / 2, effectiveModulus(m, m), 2 * v);
     const Real dt = th.contactTime / 4000;
     const ImpactResult r = twoSphereImpact(m, radius, v, dt);
     ASSERT_TRUE(r.separated) << m.name;
@@ -207,7 +203,7 @@ TEST(DemValidation, ChungOoi2SphereRigidWallHertz) {
   const Real radius = 0.10, v = 0.2;
   for (const Material& m : {aluminiumAlloy(), magnesiumAlloy()}) {
     const Material wall = rigidVersionOf(m);
-    const HertzTheory th = hertzTheory(sphereMass(m, radius), radius, reducedModulus(m, wall), v);
+    const HertzTheory th = hertzTheory(sphereMass(m, radius), radius, effectiveModulus(m, wall), v);
     const Real dt = th.contactTime / 4000;
     const ImpactResult r = sphereWallImpact(m, wall, radius, v, 0, ContactModel::HertzMindlin, dt);
     ASSERT_TRUE(r.separated) << m.name;
@@ -238,7 +234,7 @@ TEST(DemValidation, ChungOoi3RestitutionHertzAndLinear) {
     for (const Real e : {0.2, 0.4, 0.6, 0.8, 1.0}) {
       m.restitution = e;
       const Material wall = rigidVersionOf(m);
-      const Real mass = sphereMass(m, radius), eEff = reducedModulus(m, wall);
+      const Real mass = sphereMass(m, radius), eEff = effectiveModulus(m, wall);
       for (const Real v : {0.39, 3.9, 39.0}) {
         const Real dt = hertzTheory(mass, radius, eEff, v).contactTime / 1000;
         const ImpactResult r = sphereWallImpact(m, wall, radius, v, 0, ContactModel::HertzMindlin, dt);
@@ -296,7 +292,7 @@ ObliqueResult obliqueImpact(Real angleDeg, Real stepsPerContact = 2000) {
   const Material wall = rigidVersionOf(m);
   const Real theta = angleDeg * kPi / 180;
   const Real vn = speed * std::cos(theta), vt = speed * std::sin(theta);
-  const Real dt = hertzTheory(sphereMass(m, radius), radius, reducedModulus(m, wall), vn).contactTime / stepsPerContact;
+  const Real dt = hertzTheory(sphereMass(m, radius), radius, effectiveModulus(m, wall), vn).contactTime / stepsPerContact;
   const ImpactResult r = sphereWallImpact(m, wall, radius, vn, vt, ContactModel::HertzMindlin, dt);
   EXPECT_TRUE(r.separated);
   ObliqueResult o;
@@ -395,7 +391,7 @@ struct EnergyRun {
 EnergyRun elasticBox(Real stepsPerContact, int steps) {
   const Real radius = 0.01, half = 0.04, speed = 2.0;
   const Material m = makeMaterial("elastic", 2500, 1e7, 0.3, 1.0, 0.0);
-  const Real mass = sphereMass(m, radius), eEff = reducedModulus(m, m);
+  const Real mass = sphereMass(m, radius), eEff = effectiveModulus(m, m);
   EnergyRun run;
   run.contactTime = hertzTheory(mass / 2, radius / 2, eEff, 2 * speed * std::sqrt(3.0)).contactTime;
   run.dt = run.contactTime / stepsPerContact;
@@ -472,7 +468,7 @@ TEST(DemValidation, MomentumAndAngularMomentumConservedInFreeFlight) {
   const Real radius = 0.01;
   const Material m = makeMaterial("frictional", 2500, 1e7, 0.3, 0.7, 0.5);
   const Real mass = sphereMass(m, radius);
-  const Real tc = hertzTheory(mass / 2, radius / 2, reducedModulus(m, m), 3.0).contactTime;
+  const Real tc = hertzTheory(mass / 2, radius / 2, effectiveModulus(m, m), 3.0).contactTime;
   Simulation sim;
   sim.setMaterials({m}, ContactModel::HertzMindlin);
   const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{radius})).value());
@@ -588,7 +584,7 @@ RestResult restOnPlane(const Shape& shape, const Vec3& x0, const Quat& q, Real c
   r.overlap = halfHeight - p.position[0].z();
   // Static Hertz overlap under the weight: m g = (4/3) E* √R δ^{3/2}.
   const Real weight = p.mass[0] * 9.81;
-  r.theoryOverlap = std::pow(weight / points / (4.0 / 3.0 * reducedModulus(m, m) * std::sqrt(contactRadius)), 2.0 / 3.0);
+  r.theoryOverlap = hertzStaticOverlap(weight / points, contactRadius, effectiveModulus(m, m));
   return r;
 }
 
@@ -796,7 +792,7 @@ TEST(DemValidation, SlidingSphereStartsRolling) {
   const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{radius})).value());
   // Start at the static overlap so that the normal force is established from the first step.
   const Real mass = sphereMass(m, radius);
-  const Real overlap = std::pow(mass * g / (4.0 / 3.0 * reducedModulus(m, m) * std::sqrt(radius)), 2.0 / 3.0);
+  const Real overlap = hertzStaticOverlap(mass * g, radius, effectiveModulus(m, m));
   sim.addParticle(k, 0, Vec3(0, 0, radius - overlap), Quat::Identity(), Vec3(v0, 0, 0));
   Wall w;
   w.kind = WallKind::Plane;
@@ -914,7 +910,7 @@ PourResult pour(int count, Real boxWidth, std::uint64_t seed) {
     }
   // dt: 1/25 of the Hertz contact time at 3 m/s (about the fall speed) between two grains.
   const Real mass = sphereMass(m, radius);
-  const Real dt = hertzTheory(mass / 2, radius / 2, reducedModulus(m, m), 3.0).contactTime / 25;
+  const Real dt = hertzTheory(mass / 2, radius / 2, effectiveModulus(m, m), 3.0).contactTime / 25;
   sim.options().timeStep = dt;
   EXPECT_TRUE(sim.initialize().ok());
   // Settle until the mean kinetic energy per grain is below 1e-6 of m g d (and at least the free-fall

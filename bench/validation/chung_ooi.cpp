@@ -49,19 +49,15 @@ Material rigidWall(const Material& m) {
 }
 
 Real sphereMass(const Material& m, Real r) { return m.density * 4.0 / 3.0 * kPi * r * r * r; }
-Real reducedModulus(const Material& a, const Material& b) {
-  return 1 / ((1 - a.poissonRatio * a.poissonRatio) / a.youngsModulus +
-              (1 - b.poissonRatio * b.poissonRatio) / b.youngsModulus);
-}
 
 struct Hertz {
   Real maxOverlap, maxForce, contactTime;
 };
 Hertz hertz(Real mEff, Real rEff, Real eEff, Real v) {
   Hertz h{};
-  h.maxOverlap = std::pow(15 * mEff * v * v / (16 * eEff * std::sqrt(rEff)), 0.4);
+  h.maxOverlap = hertzMaxOverlap(mEff, rEff, eEff, v);
   h.maxForce = 4.0 / 3.0 * eEff * std::sqrt(rEff) * std::pow(h.maxOverlap, 1.5);
-  h.contactTime = 2.868 * std::pow(mEff * mEff / (rEff * eEff * eEff * v), 0.2);
+  h.contactTime = hertzContactTime(mEff, rEff, eEff, v);
   return h;
 }
 
@@ -165,8 +161,8 @@ int main(int argc, char** argv) {
       const bool pair = c.test == 1;
       const Real radius = pair ? 0.010 : 0.10, v = pair ? 10.0 : 0.2;
       const Real mass = sphereMass(c.m, radius);
-      const Hertz th = pair ? hertz(mass / 2, radius / 2, reducedModulus(c.m, c.m), 2 * v)
-                            : hertz(mass, radius, reducedModulus(c.m, rigidWall(c.m)), v);
+      const Hertz th = pair ? hertz(mass / 2, radius / 2, effectiveModulus(c.m, c.m), 2 * v)
+                            : hertz(mass, radius, effectiveModulus(c.m, rigidWall(c.m)), v);
       const Real dt = th.contactTime / 4000;
       const Impact r = pair ? twoSpheres(c.m, radius, v, dt, true)
                             : sphereWall(c.m, radius, v, 0, ContactModel::HertzMindlin, dt, true);
@@ -186,7 +182,7 @@ int main(int argc, char** argv) {
     FILE* f = openCsv(dir, "restitution_in_vs_out.csv", "material,model,impact_speed,e_in,e_out,rel_error");
     const Real radius = 0.0025;
     for (Material m : {material("aluminium oxide", 4000, 380e9, 0.23), material("cast iron", 7000, 100e9, 0.25)}) {
-      const Real mass = sphereMass(m, radius), eEff = reducedModulus(m, rigidWall(m));
+      const Real mass = sphereMass(m, radius), eEff = effectiveModulus(m, rigidWall(m));
       for (int i = 1; i <= 20; ++i) {
         const Real e = 0.05 * i;
         m.restitution = e;
@@ -215,7 +211,7 @@ int main(int argc, char** argv) {
     Material m = material("aluminium oxide", 4000, 380e9, 0.23);
     m.restitution = e;
     m.friction = mu;
-    const Real mass = sphereMass(m, radius), eEff = reducedModulus(m, rigidWall(m));
+    const Real mass = sphereMass(m, radius), eEff = effectiveModulus(m, rigidWall(m));
     for (const ContactModel model : {ContactModel::HertzMindlin, ContactModel::LinearSpringDashpot}) {
       for (int a = 1; a <= 89; ++a) {
         const Real theta = a * kPi / 180;

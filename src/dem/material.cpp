@@ -66,6 +66,19 @@ Real hertzDampingFor(Real restitution) { return solveDamping(restitution, 1.5, 0
 Real hertzRestitutionFor(Real alpha) { return reboundSpeed(alpha, 1.5, 0.25); }
 Real linearDampingRatioFor(Real restitution) { return 0.5 * solveDamping(restitution, 1.0, 0.0); }
 
+Real effectiveModulus(const Material& a, const Material& b) {
+  return 1 / ((1 - a.poissonRatio * a.poissonRatio) / a.youngsModulus +
+              (1 - b.poissonRatio * b.poissonRatio) / b.youngsModulus);
+}
+
+Real hertzMaxOverlap(Real mEff, Real rEff, Real eEff, Real speed) {
+  return std::pow(15 * mEff * speed * speed / (16 * eEff * std::sqrt(rEff)), 0.4);
+}
+
+Real hertzStaticOverlap(Real force, Real rEff, Real eEff) {
+  return std::pow(force / (4.0 / 3.0 * eEff * std::sqrt(rEff)), 2.0 / 3.0);
+}
+
 Real rayleighTime(const Material& m, Real radius) {
   return std::numbers::pi * radius * std::sqrt(m.density / m.shearModulus()) / (0.1631 * m.poissonRatio + 0.8766);
 }
@@ -75,7 +88,7 @@ Real hertzContactTime(Real mEff, Real rEff, Real eEff, Real speed) {
 }
 
 ContactTable::ContactTable(const std::vector<Material>& materials, ContactModel model)
-    : n_(static_cast<int>(materials.size())), materials_(materials), model_(model) {
+    : n_(static_cast<int>(materials.size())), model_(model) {
   laws_.resize(static_cast<std::size_t>(n_ * n_));
   for (int a = 0; a < n_; ++a)
     for (int b = 0; b < n_; ++b) {
@@ -83,8 +96,7 @@ ContactTable::ContactTable(const std::vector<Material>& materials, ContactModel 
       const Material& mb = materials[static_cast<std::size_t>(b)];
       PairLaw& l = laws_[static_cast<std::size_t>(a * n_ + b)];
       l.model = model;
-      l.effectiveModulus = 1 / ((1 - ma.poissonRatio * ma.poissonRatio) / ma.youngsModulus +
-                                (1 - mb.poissonRatio * mb.poissonRatio) / mb.youngsModulus);
+      l.effectiveModulus = effectiveModulus(ma, mb);
       l.effectiveShearModulus =
           1 / ((2 - ma.poissonRatio) / ma.shearModulus() + (2 - mb.poissonRatio) / mb.shearModulus());
       l.linearStiffness = 0.5 * (ma.linearStiffness + mb.linearStiffness);

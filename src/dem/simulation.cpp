@@ -163,10 +163,9 @@ Real Simulation::stableTimeStep(Real impactSpeed) const {
     auto against = [&](const PairLaw& law, Real mEff, Real rEff) {
       Real k = 0;
       if (law.model == ContactModel::HertzMindlin) {
-        const Real dmax = std::pow(15 * mEff * v * v / (16 * law.effectiveModulus * std::sqrt(rEff)), 0.4);
-        k = 2 * law.effectiveModulus * std::sqrt(rEff * dmax);
+        k = 2 * law.effectiveModulus * std::sqrt(rEff * hertzMaxOverlap(mEff, rEff, law.effectiveModulus, v));
       } else {
-        k = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
+        k = linearNormalStiffness(law, rEff);
       }
       if (k > 0) limit = std::min(limit, 2 * std::sqrt(mEff / k));
     };
@@ -236,7 +235,6 @@ Result<bool> Simulation::initialize() {
   cacheSphereRadii();
   rebuildNeighbours();
   computeForces();
-  initialized_ = true;
   return true;
 }
 
@@ -540,8 +538,7 @@ Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, Real mEff,
     const Real a = std::sqrt(rEff * depth);
     fn = law.hertzK * a * depth - law.dampingCoefficient * sqrtM * law.sqrtHertzK * std::sqrt(a) * vn;
   } else {
-    // Linear spring-dashpot; default k_n: Hertz secant stiffness at an overlap of 1% of R*.
-    const Real kn = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
+    const Real kn = linearNormalStiffness(law, rEff);
     fn = kn * depth - law.dampingCoefficient * sqrtM * std::sqrt(kn) * vn;
   }
   return fn > 0 ? fn : 0;  // no cohesion
@@ -566,8 +563,7 @@ Vec3 Simulation::tangentialForce(const PairLaw& law, Real depth, const Vec3& n, 
     kt = law.mindlinK * a;  // Mindlin no-slip tangential stiffness 8 G* a
     gt = law.dampingCoefficient * sqrtM * law.sqrtMindlinK * std::sqrt(a);
   } else {
-    const Real kn = law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
-    kt = 2.0 / 7.0 * kn;
+    kt = 2.0 / 7.0 * linearNormalStiffness(law, rEff);
     gt = law.dampingCoefficient * sqrtM * std::sqrt(kt);
   }
   Vec3 ft = -kt * s - gt * vt;
@@ -741,7 +737,10 @@ void Simulation::wallForces(int ii) {
   const auto i = static_cast<std::size_t>(ii);
   const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[i])];
   const Vec3& x = particles_.position[i];
-  const Quat& q = particles_.orientation[i];
+  if (wallOffsets_[i] == wallOffsets_[i + 1]) return;
+  // The particle's pose, once for all its wall contacts (polyhedral vertices, supports, triangles).
+  const Transform pose = poseOf(ii);
+  const Mat3 r = particles_.orientation[i].toRotationMatrix();
   constexpr int kSeen = 16;
   int meshSeen = 0, seenWall[kSeen];
   Vec3 seenNormal[kSeen];
@@ -774,7 +773,6 @@ void Simulation::wallForces(int ii) {
         // resting on the wall has twisting friction), damping with m*/N so N points in parallel keep
         // the restitution. The normal forces are the gradient of a sum of per-vertex potentials, so
         // a rocking face cannot gain energy.
-        const Mat3 r = q.toRotationMatrix();
         int ids[kMaxWallPoints];
         Real depths[kMaxWallPoints];
         Vec3 points[kMaxWallPoints];
@@ -835,7 +833,6 @@ void Simulation::wallForces(int ii) {
         st.force = total;
         continue;
       } else {
-        const Transform pose = poseOf(ii);
         SupportHint hint;
         const Vec3 sp = pose.apply(s.shape.support(pose.rotateInverse(Vec3(-n)), hint));
         depth = -n.dot(sp - p0);
@@ -845,19 +842,19 @@ void Simulation::wallForces(int ii) {
       const auto& t = wall.triangles[static_cast<std::size_t>(st.triangle)];
       Triangle tri;
       for (int v = 0; v < 3; ++v) tri.v[v] = wall.vertices[static_cast<std::size_t>(t[v])] + wall.origin;
-      const ContactResult r = contact(Shape(tri), Transform(), s.shape, poseOf(ii), options_.narrowPhase, nullptr);
-      if (r.status != Status::InvalidInput && std::isfinite(r.distance) && r.distance <= 0 && r.depth > 0 &&
-          r.normal.squaredNorm() > 0) {
+      const ContactResult rt = contact(Shape(tri), Transform(), s.shape, pose, options_.narrowPhase, nullptr);
+      if (rt.status != Status::InvalidInput && std::isfinite(rt.distance) && rt.distance <= 0 && rt.depth > 0 &&
+          rt.normal.squaredNorm() > 0) {
         // A particle on a shared edge or vertex of a mesh touches several triangles at the same
         // point with the same normal: one contact, not several (counted once, first triangle wins).
         bool duplicate = false;
         for (int a = 0; a < meshSeen && !duplicate; ++a)
-          duplicate = seenWall[a] == st.wall && seenNormal[a].dot(r.normal) > 1 - 1e-9 &&
-                      std::abs(seenDepth[a] - r.depth) <= 1e-9 * s.boundingRadius;
+          duplicate = seenWall[a] == st.wall && seenNormal[a].dot(rt.normal) > 1 - 1e-9 &&
+                      std::abs(seenDepth[a] - rt.depth) <= 1e-9 * s.boundingRadius;
         if (!duplicate) {
-          depth = r.depth;
-          n = r.normal;
-          c = r.contactPoint;
+          depth = rt.depth;
+          n = rt.normal;
+          c = rt.contactPoint;
           if (meshSeen < kSeen) {
             seenWall[meshSeen] = st.wall;
             seenNormal[meshSeen] = n;
@@ -1109,7 +1106,6 @@ Result<bool> Simulation::loadState(std::istream& in) {
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
   parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
   cacheSphereRadii();
-  initialized_ = true;
   return true;
 }
 

@@ -505,6 +505,29 @@ Result<bool> VtkSeriesWriter::writeFrame(const dem::Simulation& sim) {
   return true;
 }
 
+namespace {
+
+/// The per-particle fields both particle files carry; `spread` turns a per-particle writer into the
+/// array's writer (once per particle for centres, once per surface point for surfaces).
+template <class Spread>
+void addMotionFields(std::vector<ArraySpec>& arrays, const dem::Particles& P, std::uint64_t tuples, Spread spread) {
+  arrays.push_back({kPointData, "id", Ty::I64, 1, tuples, spread([&P](Sink& s, std::size_t i) { s.i64(P.id[i]); })});
+  arrays.push_back(
+      {kPointData, "velocity", Ty::Real, 3, tuples, spread([&P](Sink& s, std::size_t i) { s.vec(P.velocity[i]); })});
+  arrays.push_back({kPointData, "angular_velocity", Ty::Real, 3, tuples,
+                    spread([&P](Sink& s, std::size_t i) { s.vec(P.angularVelocity[i]); })});
+  arrays.push_back({kPointData, "speed", Ty::Real, 1, tuples,
+                    spread([&P](Sink& s, std::size_t i) { s.real(P.velocity[i].norm()); })});
+}
+template <class Spread>
+void addKindFields(std::vector<ArraySpec>& arrays, const dem::Particles& P, std::uint64_t tuples, Spread spread) {
+  arrays.push_back({kPointData, "shape", Ty::I32, 1, tuples, spread([&P](Sink& s, std::size_t i) { s.i32(P.shape[i]); })});
+  arrays.push_back(
+      {kPointData, "material", Ty::I32, 1, tuples, spread([&P](Sink& s, std::size_t i) { s.i32(P.material[i]); })});
+}
+
+}  // namespace
+
 Result<bool> VtkSeriesWriter::writeSurfaces(const dem::Simulation& sim, const fs::path& file) {
   const auto& P = sim.particles();
   const std::size_t n = P.size();
@@ -544,17 +567,8 @@ Result<bool> VtkSeriesWriter::writeSurfaces(const dem::Simulation& sim, const fs
   arrays.push_back({kCells, "types", Ty::U8, 1, cells, [&](Sink& s) {
                       for (std::uint64_t c = 0; c < cells; ++c) s.u8(5);  // VTK_TRIANGLE
                     }});
-  arrays.push_back({kPointData, "id", Ty::I64, 1, points, perPoint([&](Sink& s, std::size_t i) { s.i64(P.id[i]); })});
-  arrays.push_back(
-      {kPointData, "velocity", Ty::Real, 3, points, perPoint([&](Sink& s, std::size_t i) { s.vec(P.velocity[i]); })});
-  arrays.push_back({kPointData, "angular_velocity", Ty::Real, 3, points,
-                    perPoint([&](Sink& s, std::size_t i) { s.vec(P.angularVelocity[i]); })});
-  arrays.push_back({kPointData, "speed", Ty::Real, 1, points,
-                    perPoint([&](Sink& s, std::size_t i) { s.real(P.velocity[i].norm()); })});
-  arrays.push_back(
-      {kPointData, "shape", Ty::I32, 1, points, perPoint([&](Sink& s, std::size_t i) { s.i32(P.shape[i]); })});
-  arrays.push_back(
-      {kPointData, "material", Ty::I32, 1, points, perPoint([&](Sink& s, std::size_t i) { s.i32(P.material[i]); })});
+  addMotionFields(arrays, P, points, perPoint);
+  addKindFields(arrays, P, points, perPoint);
   return writeVtu(file, std::move(arrays), points, cells, sim.time(), sim.stepCount(), options_.float32);
 }
 
@@ -574,13 +588,7 @@ Result<bool> VtkSeriesWriter::writeCentres(const dem::Simulation& sim, const fs:
   arrays.push_back({kCells, "offsets", Ty::I64, 1, n,
                     each([&](Sink& s, std::size_t i) { s.i64(static_cast<std::int64_t>(i + 1)); })});
   arrays.push_back({kCells, "types", Ty::U8, 1, n, each([&](Sink& s, std::size_t) { s.u8(1); })});  // VTK_VERTEX
-  arrays.push_back({kPointData, "id", Ty::I64, 1, n, each([&](Sink& s, std::size_t i) { s.i64(P.id[i]); })});
-  arrays.push_back(
-      {kPointData, "velocity", Ty::Real, 3, n, each([&](Sink& s, std::size_t i) { s.vec(P.velocity[i]); })});
-  arrays.push_back({kPointData, "angular_velocity", Ty::Real, 3, n,
-                    each([&](Sink& s, std::size_t i) { s.vec(P.angularVelocity[i]); })});
-  arrays.push_back(
-      {kPointData, "speed", Ty::Real, 1, n, each([&](Sink& s, std::size_t i) { s.real(P.velocity[i].norm()); })});
+  addMotionFields(arrays, P, n, each);
   arrays.push_back({kPointData, "bounding_radius", Ty::Real, 1, n, each([&](Sink& s, std::size_t i) {
                       s.real(shapes[static_cast<std::size_t>(P.shape[i])].boundingRadius);
                     })});
@@ -589,9 +597,7 @@ Result<bool> VtkSeriesWriter::writeCentres(const dem::Simulation& sim, const fs:
                       const Quat& q = P.orientation[i];
                       s.real(q.w()), s.real(q.x()), s.real(q.y()), s.real(q.z());
                     })});
-  arrays.push_back({kPointData, "shape", Ty::I32, 1, n, each([&](Sink& s, std::size_t i) { s.i32(P.shape[i]); })});
-  arrays.push_back(
-      {kPointData, "material", Ty::I32, 1, n, each([&](Sink& s, std::size_t i) { s.i32(P.material[i]); })});
+  addKindFields(arrays, P, n, each);
   return writeVtu(file, std::move(arrays), n, n, sim.time(), sim.stepCount(), options_.float32);
 }
 

@@ -56,7 +56,6 @@ class ContactTable {
  private:
   int n_ = 0;
   std::vector<PairLaw> laws_;
-  std::vector<Material> materials_;
   ContactModel model_ = ContactModel::HertzMindlin;
 };
 
@@ -69,6 +68,18 @@ Real hertzDampingFor(Real restitution);
 Real hertzRestitutionFor(Real alpha);
 /// Linear spring-dashpot damping ratio ζ for restitution e: ζ = -ln e / sqrt(π² + ln² e).
 Real linearDampingRatioFor(Real restitution);
+
+/// Effective modulus of two materials in contact: E* = 1 / ((1-ν1²)/E1 + (1-ν2²)/E2).
+Real effectiveModulus(const Material& a, const Material& b);
+/// Maximum overlap of an elastic Hertz impact at speed v: δmax = (15 m* v² / (16 E* √R*))^{2/5}.
+Real hertzMaxOverlap(Real mEff, Real rEff, Real eEff, Real speed);
+/// Static Hertz overlap under a normal force F: δ = (F / ((4/3) E* √R*))^{2/3}.
+Real hertzStaticOverlap(Real force, Real rEff, Real eEff);
+/// Normal stiffness of the linear law: the pair's k_n, or by default the Hertz secant stiffness at an
+/// overlap of 1% of R*: (4/3) E* √(R* · 0.01 R*) = (0.4/3) E* R*.
+inline Real linearNormalStiffness(const PairLaw& law, Real rEff) {
+  return law.linearStiffness > 0 ? law.linearStiffness : 0.4 / 3 * law.effectiveModulus * rEff;
+}
 
 /// Rayleigh wave time for a sphere of radius R: π R sqrt(ρ/G) / (0.1631 ν + 0.8766).
 Real rayleighTime(const Material& m, Real radius);

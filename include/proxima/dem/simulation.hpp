@@ -212,7 +212,6 @@ class Simulation {
   Real time_ = 0;
   std::int64_t step_ = 0;
   Counters counters_;
-  bool initialized_ = false;
   bool parallel_ = false;  ///< OpenMP loops on (particles >= parallelThreshold)
 };
 
