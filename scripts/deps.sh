@@ -3,7 +3,7 @@
 #   --peers  also the peer libraries compared against in the benchmarks (libccd, FCL, Bullet)
 set -euo pipefail
 pkgs=(cmake ninja-build g++ python3 libeigen3-dev libqhull-dev libgmp-dev nlohmann-json3-dev libcli11-dev
-      libgtest-dev libbenchmark-dev libyaml-cpp-dev)
+      libgtest-dev libbenchmark-dev libyaml-cpp-dev python3-matplotlib)
 if [[ "${1:-}" == "--peers" ]]; then pkgs+=(libccd-dev libfcl-dev libbullet-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,6 +3,9 @@
 //   proxima distance --batch FILE|-         JSON lines in, one result per line out, in order
 //   proxima contact  [PAIR.json | --batch FILE|-] [--method gjk-td|nezami|cundall]
 //                                           same input; adds depth, contact point and manifold
+//   proxima run [SCENARIO.yaml]             DEM simulation (apps/proxima/run.cpp)
+//   proxima report RUN_DIR... [-o OUT_DIR]  PNG plots + report.md of run folders (apps/proxima/report.cpp)
+#include "report.hpp"
 #include "run.hpp"
 #include <unistd.h>
 #include <cstdlib>
@@ -161,11 +164,19 @@ int main(int argc, char** argv) {
   run->add_flag("--no-vtk", runOpts.noVtk, "no ParaView frames (CSV, checkpoints and summary only)");
   run->add_flag("-q,--quiet", runOpts.quiet, "no progress line");
 
+  app::ReportOptions reportOpts;
+  auto* report = app.add_subcommand("report", "PNG plots and a markdown summary of proxima run output folders");
+  report->add_option("RUN_DIR", reportOpts.runs, "output folders of proxima run (finished or running)");
+  report->add_option("-o,--output", reportOpts.output, "output folder for the PNGs and report.md (default: report)");
+  report->add_option("--label", reportOpts.labels, "one label per run folder, in order (default: the folder names)");
+  report->add_option("--title", reportOpts.title, "report title");
+
   cont->add_option("--method", method, "gjk-td (default), nezami or cundall (the last two: polyhedra only)")
       ->check(CLI::IsMember({"gjk-td", "nezami", "cundall"}));
 
   CLI11_PARSE(app, argc, argv);
   if (run->parsed()) return app::runScenario(runOpts);
+  if (report->parsed()) return app::runReport(reportOpts, argc, argv);
 
   QueryOptions q;
   q.contact = cont->parsed();
