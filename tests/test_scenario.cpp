@@ -247,8 +247,9 @@ TEST(ScenarioYaml, FullScenarioFields) {
   EXPECT_DOUBLE_EQ(lid.mass, 0.1);
   const auto& lid2 = sc.walls[14];
   EXPECT_TRUE(lid2.isLid());
-  EXPECT_TRUE(std::isnan(lid2.origin.z())) << "above_particles: placed by the builder";
-  EXPECT_DOUBLE_EQ(lid2.origin.x(), 0.01) << "gap";
+  EXPECT_TRUE(lid2.aboveParticles) << "above_particles: placed by the builder";
+  EXPECT_DOUBLE_EQ(lid2.gap, 0.01);
+  EXPECT_FALSE(lid.aboveParticles);
 
   EXPECT_EQ(sc.gravity, Vec3(0, 0, -10));
   EXPECT_DOUBLE_EQ(sc.duration, 2.5);

@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "proxima/dem/builder.hpp"
+#include "proxima/dem/packing.hpp"
 #include "proxima/io/output.hpp"
 #include "proxima/io/scenario_yaml.hpp"
 
@@ -50,6 +52,52 @@ gravity: [0, 0, -9.81]
 time: {duration: 0.25}
 output: {directory: proxima-out/default, frame_interval: 0.025, csv_interval: 0.0025, checkpoint_interval: 0.05}
 )";
+
+/// One line per template: shape, vertex count, volume-equivalent and bounding radii (min–max over the
+/// sizes present), particle count.
+void printTemplates(const dem::Simulation& sim) {
+  struct Row {
+    std::string type;
+    std::size_t vertices = 0;
+    Real eqMin = 1e300, eqMax = 0, bMin = 1e300, bMax = 0;
+    std::int64_t particles = 0;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Row> rows;
+  std::vector<std::int64_t> perShape(sim.shapes().size(), 0);
+  for (int k : sim.particles().shape) ++perShape[static_cast<std::size_t>(k)];
+  for (std::size_t k = 0; k < sim.shapes().size(); ++k) {
+    const auto& s = sim.shapes()[k];
+    if (!rows.count(s.name)) order.push_back(s.name);
+    Row& r = rows[s.name];
+    r.type = std::string(toString(s.shape.type()));
+    r.vertices = s.bodyVertices.size();
+    r.eqMin = std::min(r.eqMin, s.equivalentRadius), r.eqMax = std::max(r.eqMax, s.equivalentRadius);
+    r.bMin = std::min(r.bMin, s.boundingRadius), r.bMax = std::max(r.bMax, s.boundingRadius);
+    r.particles += perShape[k];
+  }
+  auto range = [](Real a, Real b) {
+    char buf[64];
+    if (b <= a * (1 + 1e-12)) std::snprintf(buf, sizeof buf, "%.4g", a);
+    else std::snprintf(buf, sizeof buf, "%.4g-%.4g", a, b);
+    return std::string(buf);
+  };
+  for (const auto& name : order) {
+    const Row& r = rows[name];
+    std::fprintf(stderr, "proxima run: template %s: %lld particles, %s%s; volume-equivalent radius %s m, bounding radius %s m\n",
+                 name.c_str(), static_cast<long long>(r.particles), r.type.c_str(),
+                 r.vertices ? (", " + std::to_string(r.vertices) + " hull vertices").c_str() : "",
+                 range(r.eqMin, r.eqMax).c_str(), range(r.bMin, r.bMax).c_str());
+  }
+}
+
+json packingJson(const dem::PackingMetrics& m) {
+  return {{"lid_height", m.height},        {"height_from_lid", m.lid},
+          {"box_volume", m.boxVolume},     {"particle_volume", m.particleVolume},
+          {"void_ratio", m.voidRatio},     {"packing_fraction", m.packingFraction},
+          {"coordination_number", m.coordinationNumber},
+          {"coordination_histogram", m.coordinationHistogram}};
+}
 
 std::int64_t stepsFor(Real interval, Real dt, std::int64_t fallback) {
   if (!(interval > 0)) return std::max<std::int64_t>(1, fallback);
@@ -147,6 +195,10 @@ int runScenario(const RunOptions& o) {
   io::CsvTimeSeries csv(dir, resumeStep);
   csv.addColumn("wall_seconds");
   csv.addColumn("particle_steps_per_second");
+  // Packing study columns (a box container with a lid or a closed top; Montanari Eq. 5.1).
+  const bool packing = sc.container && dem::measurePacking(sim, *sc.container).has_value();
+  if (packing)
+    for (const char* c : {"lid_height", "box_volume", "void_ratio", "packing_fraction"}) csv.addColumn(c);
 
   const auto n = static_cast<double>(sim.particles().size());
   const auto t0 = Clock::now();
@@ -159,7 +211,11 @@ int runScenario(const RunOptions& o) {
     if (w > lastRateWall) rate = n * static_cast<double>(sim.stepCount() - lastRateStep) / (w - lastRateWall);
     lastRateWall = w;
     lastRateStep = sim.stepCount();
-    const double extras[2] = {w, rate};
+    std::vector<double> extras = {w, rate};
+    if (packing) {
+      const auto m = dem::measurePacking(sim, *sc.container);
+      extras.insert(extras.end(), {m->height, m->boxVolume, m->voidRatio, m->packingFraction});
+    }
     if (auto r = csv.row(sim, extras); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
       return false;
@@ -177,6 +233,7 @@ int runScenario(const RunOptions& o) {
 
   std::cerr << "proxima run: " << sim.particles().size() << " particles, " << sim.walls().size() << " walls, dt = " << dt
             << " s, " << cad.total << " steps, output in " << dir.string() << '\n';
+  printTemplates(sim);
   if (!resumeStep) {
     if (!record() || !frame()) return 1;
   }
@@ -213,9 +270,11 @@ int runScenario(const RunOptions& o) {
       const dem::Stats st = sim.stats();
       const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
       const double perStep = elapsed / static_cast<double>(std::max<std::int64_t>(1, s - startStep));
-      std::fprintf(stderr, "\rstep %lld/%lld  t = %.4g s  KE = %.3e J  contacts %lld (+%lld wall)  wall %s  ETA %s   ",
+      char voids[48] = "";
+      if (packing) std::snprintf(voids, sizeof voids, "  e = %.4f", dem::measurePacking(sim, *sc.container)->voidRatio);
+      std::fprintf(stderr, "\rstep %lld/%lld  t = %.4g s  KE = %.3e J  contacts %lld (+%lld wall)%s  wall %s  ETA %s   ",
                    static_cast<long long>(s), static_cast<long long>(cad.total), sim.time(), st.kineticEnergy,
-                   static_cast<long long>(st.contacts), static_cast<long long>(st.wallContacts),
+                   static_cast<long long>(st.contacts), static_cast<long long>(st.wallContacts), voids,
                    io::formatDuration(wall()).c_str(),
                    io::formatDuration(perStep * static_cast<double>(cad.total - s)).c_str());
       std::fflush(stderr);
@@ -230,6 +289,11 @@ int runScenario(const RunOptions& o) {
                 {"particle_steps_per_second", runWall > 0 ? n * static_cast<double>(stepsRun) / runWall : 0.0},
                 {"stopped_early", stoppedEarly},
                 {"resumed", resumeStep.has_value()}};
+  std::optional<dem::PackingMetrics> finalPacking;
+  if (packing) {
+    finalPacking = dem::measurePacking(sim, *sc.container);
+    extra["packing"] = packingJson(*finalPacking);
+  }
   if (auto r = io::writeSummaryJson(dir / "summary.json", sim, extra); !r.ok()) {
     std::cerr << "proxima run: " << r.message() << '\n';
     return 1;
@@ -245,6 +309,10 @@ int runScenario(const RunOptions& o) {
                static_cast<long long>(sim.stepCount()), sim.time(), io::formatDuration(totalWall).c_str(),
                runWall > 0 ? n * static_cast<double>(stepsRun) / runWall : 0.0, static_cast<long long>(st.contacts),
                st.coordinationNumber, static_cast<long long>(c.narrowPhaseCalls), 100 * saved);
+  if (finalPacking)
+    std::fprintf(stderr, "proxima run: packing: void ratio e = %.4f, packing fraction %.4f, lid height %.6g m, Z = %.3f\n",
+                 finalPacking->voidRatio, finalPacking->packingFraction, finalPacking->height,
+                 finalPacking->coordinationNumber);
   std::cout << (dir / "summary.json").string() << '\n';
   return 0;
 }

@@ -231,7 +231,7 @@ Result<bool> Simulation::initialize() {
   lidVelocity_.assign(walls_.size(), 0);
   lidForce_.assign(walls_.size(), 0);
   stepDisplacement_.assign(particles_.size(), 0);
-  parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
+  parallel_ = workEstimate() >= options_.parallelThreshold;
   cacheSphereRadii();
   rebuildNeighbours();
   computeForces();
@@ -994,6 +994,12 @@ std::vector<ContactInfo> Simulation::contacts() const {
   return out;
 }
 
+std::int64_t Simulation::workEstimate() const {
+  std::int64_t w = 0;
+  for (std::size_t i = 0; i < particles_.size(); ++i) w += shapes_[static_cast<std::size_t>(particles_.shape[i])].isSphere ? 1 : 32;
+  return w;
+}
+
 Real Simulation::particleVolume() const {
   Real v = 0;
   for (std::size_t i = 0; i < particles_.size(); ++i) v += shapes_[static_cast<std::size_t>(particles_.shape[i])].volume;
@@ -1104,7 +1110,7 @@ Result<bool> Simulation::loadState(std::istream& in) {
   table_ = ContactTable(materials_, model_);
   for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
-  parallel_ = static_cast<std::int64_t>(particles_.size()) >= options_.parallelThreshold;
+  parallel_ = workEstimate() >= options_.parallelThreshold;
   cacheSphereRadii();
   return true;
 }

@@ -796,7 +796,8 @@ nlohmann::json summaryJson(const dem::Simulation& sim, const nlohmann::json& ext
                       {"particles", perShape[k]},
                       {"volume", s.volume},
                       {"bounding_radius", s.boundingRadius},
-                      {"equivalent_radius", s.equivalentRadius}});
+                      {"equivalent_radius", s.equivalentRadius},
+                      {"vertices", s.bodyVertices.size()}});
   }
   json materials = json::array();
   for (const auto& m : sim.materials()) materials.push_back({{"name", m.name}, {"density", m.density}});

@@ -491,8 +491,10 @@ void Parser::particles(const YAML::Node& n, dem::Scenario& sc) const {
         b.method = dem::InsertionSpec::Method::Random;
       else if (s == "lattice")
         b.method = dem::InsertionSpec::Method::Lattice;
+      else if (s == "deposition")
+        b.method = dem::InsertionSpec::Method::Deposition;
       else
-        fail(v, p, "unknown insertion method \"" + s + "\" (expected random or lattice)");
+        fail(v, p, "unknown insertion method \"" + s + "\" (expected random, lattice or deposition)");
     });
     const YAML::Node* count = m.find("count");
     const YAML::Node* phi = m.find("volume_fraction");
@@ -576,6 +578,7 @@ void Parser::walls(const YAML::Node& n, dem::Scenario& sc) const {
       const int material = materialOf(m);
       Vec3 velocity = Vec3::Zero();
       opt(m, "velocity", [&](const YAML::Node& v, const std::string& p) { velocity = vec3(v, p); });
+      if (!sc.container) sc.container = dem::PackingBox{lo, hi, !openTop};
       static const char* kFace[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
       for (int f = 0; f < 6; ++f) {
         if (f == 5 && openTop) continue;
@@ -624,7 +627,8 @@ void Parser::walls(const YAML::Node& n, dem::Scenario& sc) const {
         gap = nonNegative(v, p);
       });
       if (above) {
-        w.origin = Vec3(gap, 0, std::numeric_limits<Real>::quiet_NaN());
+        w.aboveParticles = true;
+        w.gap = gap;
       } else {
         double z = 0;
         if (!hn.IsScalar() || isQuoted(hn) || !YAML::convert<double>::decode(hn, z))

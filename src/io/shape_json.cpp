@@ -2,9 +2,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <cstdio>
+#include <iostream>
+#include <limits>
 #include <set>
 
 #include "proxima/io/mesh.hpp"
+#include "proxima/shapes/rock.hpp"
 
 namespace proxima::io {
 namespace {
@@ -44,6 +48,25 @@ const json& require(const json& j, const char* key, const std::string& where) {
   return *it;
 }
 
+/// A whole number (YAML scenarios arrive as floating-point JSON numbers; 24.0 is accepted).
+long long whole(const json& j, const std::string& field, double lo, double hi) {
+  if (!j.is_number()) fail(field, "expected a whole number, got " + j.dump());
+  const double x = j.get<double>();
+  if (!(x == std::floor(x) && x >= lo && x <= hi))
+    fail(field, "expected a whole number in [" + json(lo).dump() + ", " + json(hi).dump() + "], got " + j.dump());
+  return static_cast<long long>(x);
+}
+
+int integer(const json& j, const std::string& field) { return static_cast<int>(whole(j, field, -1e9, 1e9)); }
+
+/// `max_vertices: N` on a polytope or mesh: a coarser mesh of the same grain (rock.hpp).
+Polytope reduced(const json& j, const std::string& where, Polytope p) {
+  if (!j.contains("max_vertices")) return p;
+  auto r = reduceVertices(p, integer(j["max_vertices"], where + ".max_vertices"));
+  if (!r) fail(where + ".max_vertices", r.message());
+  return std::move(r).value();
+}
+
 Real nonNegative(const json& j, const char* key, const std::string& where) {
   const std::string f = where + "." + key;
   const Real x = number(require(j, key, where), f);
@@ -67,6 +90,7 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
     s = Shape(p);
   } else if (type == "segment" || type == "triangle" || type == "tetrahedron" || type == "polytope") {
     allow({"points"});
+    if (type == "polytope") allow({"max_vertices"});
     const std::size_t n = type == "segment" ? 2 : type == "triangle" ? 3 : type == "tetrahedron" ? 4 : 0;
     const auto pts = points(require(j, "points", where), where + ".points", n);
     if (type == "segment") s = Shape(Segment{pts[0], pts[1]});
@@ -75,7 +99,7 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
     else {
       auto poly = Polytope::fromPoints(pts);
       if (!poly) fail(where + ".points", poly.message());
-      s = Shape(std::move(poly).value());
+      s = Shape(reduced(j, where, std::move(poly).value()));
     }
   } else if (type == "sphere") {
     allow({"radius"});
@@ -99,8 +123,32 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
   } else if (type == "cone") {
     allow({"radius", "height"});
     s = Shape(Cone{nonNegative(j, "radius", where), nonNegative(j, "height", where)});
+  } else if (type == "rock") {
+    allow({"vertices", "resolution", "elongation", "flatness", "roughness", "seed", "radius"});
+    RockParams rp;
+    if (j.contains("vertices") && j.contains("resolution")) fail(where + ".resolution", "give vertices or resolution, not both");
+    if (j.contains("vertices")) rp.vertices = integer(j["vertices"], where + ".vertices");
+    if (j.contains("resolution")) {
+      const json& r = j["resolution"];
+      const auto n = r.is_string() ? resolutionVertices(r.get<std::string>()) : std::nullopt;
+      if (!n) fail(where + ".resolution", "expected coarse, medium or fine, got " + r.dump());
+      rp.vertices = *n;
+    }
+    if (j.contains("elongation")) rp.elongation = number(j["elongation"], where + ".elongation");
+    if (j.contains("flatness")) rp.flatness = number(j["flatness"], where + ".flatness");
+    if (j.contains("roughness")) rp.roughness = number(j["roughness"], where + ".roughness");
+    if (j.contains("radius")) rp.radius = number(j["radius"], where + ".radius");
+    if (j.contains("seed")) rp.seed = static_cast<std::uint64_t>(whole(j["seed"], where + ".seed", 0, 9007199254740992.0));
+    auto rock = makeRock(rp);
+    if (!rock) {
+      const std::string m = rock.message();
+      const auto colon = m.find(':');
+      fail(where + "." + (colon == std::string::npos ? std::string("type") : m.substr(0, colon)),
+           colon == std::string::npos ? m : m.substr(colon + 2));
+    }
+    s = Shape(std::move(rock).value());
   } else if (type == "mesh") {
-    allow({"file"});
+    allow({"file", "max_vertices"});
     const json& f = require(j, "file", where);
     if (!f.is_string()) fail(where + ".file", "expected a file path string");
     std::filesystem::path p = f.get<std::string>();
@@ -108,12 +156,12 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
     MeshCache local;
     auto hull = (meshes ? meshes : &local)->hullOf(p.string());
     if (!hull) fail(where + ".file", hull.message());
-    s = Shape(hull.value());
+    s = Shape(reduced(j, where, hull.value()));
   } else {
     fail(where + ".type",
          "unknown shape type '" + type +
              "' (expected point, segment, triangle, tetrahedron, polytope, sphere, ellipsoid, box, capsule, "
-             "cylinder, cone or mesh)");
+             "cylinder, cone, mesh or rock)");
   }
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!allowed.count(it.key())) fail(where + "." + it.key(), "unknown key for a " + type);
@@ -149,6 +197,41 @@ Result<Polytope> MeshCache::hullOf(const std::string& path) {
   if (!mesh) return Result<Polytope>::failure(mesh.message());
   auto hull = Polytope::fromPoints(mesh.value().vertices);
   if (!hull) return Result<Polytope>::failure(path + ": " + hull.message());
+  // Bodies are convex: a mesh with vertices strictly inside its hull is replaced by the hull, and
+  // the user is told (concave grains need the concave-bodies capability).
+  const Polytope& h = hull.value();
+  if (h.dimension() == 3) {
+    Real extent = 0;
+    for (const Vec3& v : h.vertices()) extent = std::max(extent, v.cwiseAbs().maxCoeff());
+    const Real tol = 1e-9 * std::max<Real>(extent, 1e-300);
+    const auto& d = h.data();
+    std::size_t inside = 0;
+    for (const Vec3& v : mesh.value().vertices) {
+      Real best = -std::numeric_limits<Real>::infinity();
+      for (std::size_t t = 0; t < d.triangles.size(); ++t)
+        if (d.triangleNormals[t].squaredNorm() > 0)
+          best = std::max(best, d.triangleNormals[t].dot(v - d.vertices[static_cast<std::size_t>(d.triangles[t][0])]));
+      if (best < -tol) ++inside;
+    }
+    if (inside > 0) {
+      std::string volumes;
+      auto hv = computeMassProperties(Shape(h));
+      Real meshVolume = 0;  // signed volume by the divergence theorem (meaningful for closed meshes)
+      for (const auto& t : mesh.value().triangles)
+        meshVolume += mesh.value().vertices[static_cast<std::size_t>(t[0])].dot(
+                          mesh.value().vertices[static_cast<std::size_t>(t[1])].cross(
+                              mesh.value().vertices[static_cast<std::size_t>(t[2])])) / 6;
+      if (hv && meshVolume > 0 && meshVolume < hv.value().volume) {
+        char b[128];
+        std::snprintf(b, sizeof b, "; the hull's volume is %.1f%% larger than the mesh's",
+                      100 * (hv.value().volume / meshVolume - 1));
+        volumes = b;
+      }
+      std::cerr << "proxima: warning: " << path << ": the mesh is not convex (" << inside << " of "
+                << mesh.value().vertices.size() << " vertices lie inside its convex hull" << volumes
+                << "); its convex hull is used (concave bodies are not supported yet)\n";
+    }
+  }
   hulls_.emplace(path, hull.value());
   return hull;
 }

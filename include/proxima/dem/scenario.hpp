@@ -9,6 +9,7 @@
 
 #include "proxima/core/status.hpp"
 #include "proxima/dem/material.hpp"
+#include "proxima/dem/packing.hpp"
 #include "proxima/dem/walls.hpp"
 #include "proxima/shapes/shape.hpp"
 
@@ -37,7 +38,9 @@ struct InsertionRegion {
 /// One block of particle creation.
 struct InsertionSpec {
   int templateIndex = 0;
-  enum class Method { Lattice, Random } method = Method::Random;
+  /// Random: random sequential addition. Lattice: simple cubic. Deposition: geometric deposition of
+  /// the bounding spheres (each dropped at the lowest of several random spots, see builder.cpp).
+  enum class Method { Lattice, Random, Deposition } method = Method::Random;
   std::int64_t count = 0;          ///< number of particles (0 = use volumeFraction)
   Real volumeFraction = 0;         ///< particle volume / region volume, used when count == 0
   InsertionRegion region;
@@ -67,6 +70,9 @@ struct Scenario {
   std::vector<ParticleTemplate> templates;
   std::vector<InsertionSpec> insertions;
   std::vector<Wall> walls;
+  /// The container of a packing study (the first `box` wall): with a lid (or a closed top) the run
+  /// reports void ratio, packing fraction and lid height (dem/packing.hpp).
+  std::optional<PackingBox> container;
   Vec3 gravity{0, 0, -9.81};
   Real duration = 1;
   Real timeStep = 0;               ///< 0 = automatic (safety × stable limit)

@@ -65,6 +65,8 @@ struct SimulationOptions {
   /// Systems with fewer particles than this run on one thread: fork/join and idle spinning cost
   /// more than they save on small systems (much more on a loaded machine). Results do not depend
   /// on it.
+  /// Compared with the work estimate: spheres count 1, other shapes (narrow phase ~30x a sphere
+  /// pair) count 32, so 64 polyhedra already run in parallel.
   std::int64_t parallelThreshold = 2048;
   PenetrationOptions narrowPhase;
 };
@@ -212,7 +214,9 @@ class Simulation {
   Real time_ = 0;
   std::int64_t step_ = 0;
   Counters counters_;
-  bool parallel_ = false;  ///< OpenMP loops on (particles >= parallelThreshold)
+  bool parallel_ = false;  ///< OpenMP loops on (workEstimate() >= parallelThreshold)
+  /// Particles weighted by their per-step cost: 1 per sphere, 32 per other shape.
+  [[nodiscard]] std::int64_t workEstimate() const;
 };
 
 }  // namespace proxima::dem

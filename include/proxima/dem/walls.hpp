@@ -25,6 +25,10 @@ struct Wall {
   /// Free lid: mass > 0 makes the plane a rigid body moving along its normal only, under gravity
   /// and the contact reactions. 0 = prescribed motion.
   Real mass = 0;
+  /// Scenario placement of a lid: when true, buildSimulation puts the plane at
+  /// (highest particle bounding-sphere top + gap) after creating the particles; `origin` is ignored.
+  bool aboveParticles = false;
+  Real gap = 0;
   /// Mesh triangles in the mesh's own frame (world = vertex + origin). One-sided contact is not
   /// assumed: a particle touching a triangle from either side is pushed away from it.
   std::vector<Vec3> vertices;
