@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: install dependencies, build, and run a DEM simulation with `proxima run` — the
-# built-in default scenario when no arguments are given (output in proxima-out/default/).
-# With arguments, the first may name the subcommand (`run`, `distance` or `contact`; default run)
+# The main job: install dependencies, build, and run a DEM simulation with `proxima run` — with no
+# arguments, the built-in default packing study (2000 faceted grains under a lid, Montanari ch. 5;
+# output in proxima-out/default/) followed by `proxima report` (plots and summary in
+# proxima-out/default/report/).
+# With arguments, the first may name the subcommand (`run`, `distance`, `contact` or `report`; default run)
 # and the rest are passed to it, e.g.
 #   scripts/run.sh examples/scenarios/pour_spheres.yaml
 #   scripts/run.sh run SCENARIO.yaml --resume
@@ -12,9 +14,10 @@ bash scripts/deps.sh
 bash scripts/build.sh >&2
 exe=./build/apps/proxima/proxima
 if [ $# -eq 0 ]; then
-  exec "$exe" run
+  "$exe" run
+  exec "$exe" report proxima-out/default -o proxima-out/default/report --label "default: 2000 rock grains"
 fi
 case "$1" in
-  run|distance|contact) exec "$exe" "$@" ;;
+  run|distance|contact|report) exec "$exe" "$@" ;;
   *) exec "$exe" run "$@" ;;
 esac

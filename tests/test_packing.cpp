@@ -321,6 +321,15 @@ TEST(PackingMetrics, VoidRatioAndCoordinationAnalytic) {
   EXPECT_EQ(m->coordinationHistogram[0], 0);
   EXPECT_EQ(m->coordinationHistogram[1], 2);
   EXPECT_EQ(m->coordinationHistogram[2], 1);
+  EXPECT_TRUE(std::isnan(m->coreFraction)) << "the core of this thin bed is empty";
+  // Core packing fraction: lid at 0.04, cubes lifted to z = 0.02; margin 2 × 0.005√3 on every side.
+  sim.walls()[0].origin.z() = 0.04;
+  for (auto& x : sim.particles().position) x.z() = 0.02;
+  m = dem::measurePacking(sim, box);
+  const Real g = 2 * 0.005 * std::sqrt(3.0);
+  EXPECT_DOUBLE_EQ(m->coreMargin, g);
+  // Cubes at x = 0.0199 and 0.0298 have centroids inside [g, 0.05 − g]; the one at x = 0.01 does not.
+  EXPECT_NEAR(m->coreFraction, 2e-6 / ((0.05 - 2 * g) * (0.04 - 2 * g) * (0.04 - 2 * g)), 1e-12);
   // Without a lid: a closed box gives its top, an open one no packing volume.
   sim.walls()[0].mass = 0;
   EXPECT_FALSE(dem::measurePacking(sim, box).has_value());

@@ -25,32 +25,26 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Built-in default (no scenario given): spheres and faceted grains poured into a box.
-constexpr const char* kDefaultScenario = R"(# proxima built-in default scenario: 1000 spheres and 200 faceted grains poured into a box.
+// Built-in default (no scenario given): the packing study of Montanari's thesis ch. 5 at the scaled
+// setting of examples/packing/ (grains 10x the thesis's sand, E / 10): 2000 faceted rock grains
+// (medium mesh) deposited in a box, sedimented under a free steel lid until they settle.
+constexpr const char* kDefaultScenario = R"(# proxima built-in default: 2000 faceted grains packed under a lid (Montanari thesis ch. 5).
 materials:
-  - {name: glass, density: 2500, youngs_modulus: 1.0e7, poisson_ratio: 0.3, restitution: 0.5, friction: 0.5}
-contact_model: hertz_mindlin
+  - {name: sand, density: 2650, youngs_modulus: 7.6e6, poisson_ratio: 0.3, restitution: 0.5, friction: 0.5}
+  - {name: steel, density: 7850, youngs_modulus: 2.1e8, poisson_ratio: 0.33, restitution: 0.5, friction: 0.3}
 templates:
-  - name: ball
-    shape: {type: sphere, radius: 0.001}
-    material: glass
-    size: {distribution: uniform, min: 0.8, max: 1.2}
   - name: grain
-    shape:
-      type: polytope
-      points: [[0.0020, 0.0000, 0.0004], [-0.0016, 0.0011, -0.0003], [0.0003, -0.0018, 0.0009],
-               [0.0006, 0.0014, -0.0012], [-0.0008, -0.0007, 0.0015], [0.0011, 0.0006, 0.0013],
-               [-0.0012, -0.0012, -0.0011], [0.0001, 0.0003, -0.0017], [-0.0019, 0.0002, 0.0006],
-               [0.0013, -0.0010, -0.0008]]
-    material: glass
+    shape: {type: rock, resolution: medium, elongation: 0.8, flatness: 0.75, roughness: 0.15, seed: 7, radius: 1.0e-2}
+    material: sand
+    size: {distribution: table, sizes: [0.355, 0.25, 0.175], fractions: [0.07, 0.76, 0.17]}
 particles:
-  - {template: ball, method: random, count: 1000, region: {min: [0, 0, 0.002], max: [0.03, 0.03, 0.03]}, seed: 1}
-  - {template: grain, method: random, count: 200, region: {min: [0, 0, 0.03], max: [0.03, 0.03, 0.08]}, seed: 2}
+  - {template: grain, method: deposition, count: 2000, region: {min: [0, 0, 0], max: [0.071, 0.071, 0.3]}, seed: 1}
 walls:
-  - {type: box, name: box, min: [0, 0, 0], max: [0.03, 0.03, 0.1], open_top: true, material: glass}
-gravity: [0, 0, -9.81]
-time: {duration: 0.25}
-output: {directory: proxima-out/default, frame_interval: 0.025, csv_interval: 0.0025, checkpoint_interval: 0.05}
+  - {type: box, name: box, min: [0, 0, 0], max: [0.071, 0.071, 0.4], open_top: true, material: steel}
+  - {type: lid, name: lid, height: above_particles, gap: 0.002, mass: 0.5936, material: steel}
+time: {duration: 0.8}
+stop: {kinetic_energy: 1.0e-9, min_time: 0.3}
+output: {directory: proxima-out/default, frame_interval: 0.02, csv_interval: 0.005, checkpoint_interval: 0.1}
 )";
 
 /// One line per template: shape, vertex count, volume-equivalent and bounding radii (min–max over the
@@ -86,7 +80,7 @@ void printTemplates(const dem::Simulation& sim) {
     const Row& r = rows[name];
     std::fprintf(stderr, "proxima run: template %s: %lld particles, %s%s; volume-equivalent radius %s m, bounding radius %s m\n",
                  name.c_str(), static_cast<long long>(r.particles), r.type.c_str(),
-                 r.vertices ? (", " + std::to_string(r.vertices) + " hull vertices").c_str() : "",
+                 r.vertices >= 4 ? (", " + std::to_string(r.vertices) + " vertices").c_str() : "",
                  range(r.eqMin, r.eqMax).c_str(), range(r.bMin, r.bMax).c_str());
   }
 }
@@ -95,6 +89,8 @@ json packingJson(const dem::PackingMetrics& m) {
   return {{"lid_height", m.height},        {"height_from_lid", m.lid},
           {"box_volume", m.boxVolume},     {"particle_volume", m.particleVolume},
           {"void_ratio", m.voidRatio},     {"packing_fraction", m.packingFraction},
+          {"core_packing_fraction", std::isfinite(m.coreFraction) ? json(m.coreFraction) : json(nullptr)},
+          {"core_margin", m.coreMargin},
           {"coordination_number", m.coordinationNumber},
           {"coordination_histogram", m.coordinationHistogram}};
 }
@@ -136,8 +132,9 @@ int runScenario(const RunOptions& o) {
   }
   dem::Scenario sc = std::move(parsed).value();
   if (o.scenario.empty())
-    std::cerr << "proxima run: no scenario given; running the built-in default (1000 spheres + 200 grains "
-                 "poured into a box). See examples/scenarios/ for more.\n";
+    std::cerr << "proxima run: no scenario given; running the built-in default: 2000 faceted grains packed in a box "
+                 "under a lid (Montanari ch. 5; a few minutes on 2 cores). See examples/packing/ and examples/scenarios/ "
+                 "for more.\n";
   if (!o.output.empty()) sc.output.directory = o.output;
   if (o.duration > 0) sc.duration = o.duration;
   if (o.threads > 0) sc.threads = o.threads;
@@ -198,7 +195,8 @@ int runScenario(const RunOptions& o) {
   // Packing study columns (a box container with a lid or a closed top; Montanari Eq. 5.1).
   const bool packing = sc.container && dem::measurePacking(sim, *sc.container).has_value();
   if (packing)
-    for (const char* c : {"lid_height", "box_volume", "void_ratio", "packing_fraction"}) csv.addColumn(c);
+    for (const char* c : {"lid_height", "box_volume", "void_ratio", "packing_fraction", "core_packing_fraction"})
+      csv.addColumn(c);
 
   const auto n = static_cast<double>(sim.particles().size());
   const auto t0 = Clock::now();
@@ -214,7 +212,7 @@ int runScenario(const RunOptions& o) {
     std::vector<double> extras = {w, rate};
     if (packing) {
       const auto m = dem::measurePacking(sim, *sc.container);
-      extras.insert(extras.end(), {m->height, m->boxVolume, m->voidRatio, m->packingFraction});
+      extras.insert(extras.end(), {m->height, m->boxVolume, m->voidRatio, m->packingFraction, m->coreFraction});
     }
     if (auto r = csv.row(sim, extras); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
@@ -310,8 +308,9 @@ int runScenario(const RunOptions& o) {
                runWall > 0 ? n * static_cast<double>(stepsRun) / runWall : 0.0, static_cast<long long>(st.contacts),
                st.coordinationNumber, static_cast<long long>(c.narrowPhaseCalls), 100 * saved);
   if (finalPacking)
-    std::fprintf(stderr, "proxima run: packing: void ratio e = %.4f, packing fraction %.4f, lid height %.6g m, Z = %.3f\n",
-                 finalPacking->voidRatio, finalPacking->packingFraction, finalPacking->height,
+    std::fprintf(stderr,
+                 "proxima run: packing: void ratio e = %.4f, packing fraction %.4f (core %.4f), lid height %.6g m, Z = %.3f\n",
+                 finalPacking->voidRatio, finalPacking->packingFraction, finalPacking->coreFraction, finalPacking->height,
                  finalPacking->coordinationNumber);
   std::cout << (dir / "summary.json").string() << '\n';
   return 0;

@@ -2,6 +2,7 @@
 #include "proxima/dem/packing.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace proxima::dem {
 
@@ -29,6 +30,17 @@ std::optional<PackingMetrics> measurePacking(const Simulation& sim, const Packin
   m.packingFraction = m.boxVolume > 0 ? m.particleVolume / m.boxVolume : 0;
 
   const std::size_t n = sim.particles().size();
+  const auto& P = sim.particles();
+  Real rmax = 0;
+  for (std::size_t i = 0; i < n; ++i) rmax = std::max(rmax, sim.shapes()[static_cast<std::size_t>(P.shape[i])].boundingRadius);
+  m.coreMargin = 2 * rmax;
+  const Vec3 lo = box.min + Vec3::Constant(m.coreMargin);
+  const Vec3 hi = Vec3(box.max.x(), box.max.y(), m.height) - Vec3::Constant(m.coreMargin);
+  Real inCore = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if ((P.position[i].array() >= lo.array()).all() && (P.position[i].array() <= hi.array()).all())
+      inCore += sim.shapes()[static_cast<std::size_t>(P.shape[i])].volume;
+  m.coreFraction = ((hi - lo).array() > 0).all() ? inCore / (hi - lo).prod() : std::numeric_limits<Real>::quiet_NaN();
   std::vector<int> perParticle(n, 0);
   std::int64_t pairs = 0;
   for (const ContactInfo& c : sim.contacts())

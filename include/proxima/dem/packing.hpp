@@ -27,6 +27,12 @@ struct PackingMetrics {
   Real particleVolume = 0;    ///< Σ particle volumes, m³
   Real voidRatio = 0;         ///< Eq. 5.1
   Real packingFraction = 0;   ///< V_particles / V_box
+  /// Bulk packing fraction away from the walls (their ordering loosens the first layers): the
+  /// volume of the particles whose centroid lies in the core (the box under the lid inset by
+  /// `coreMargin` = 2 × the largest bounding radius on every side) over the core volume. NaN when
+  /// the core is empty. This is the figure to compare with packing fractions of large containers.
+  Real coreFraction = 0;
+  Real coreMargin = 0;
   Real coordinationNumber = 0;  ///< Eq. 5.2
   /// histogram[k] = number of particles touching exactly k other particles.
   std::vector<std::int64_t> coordinationHistogram;
