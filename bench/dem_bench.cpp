@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -146,6 +147,7 @@ int main(int argc, char** argv) {
         std::cerr << r.message() << '\n';
         return 1;
       }
+      sim.options().profile = true;  // contact-detection share of the timed steps
       const dem::Counters c0 = sim.counters();
       const double cpu0 = cpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
@@ -170,6 +172,12 @@ int main(int argc, char** argv) {
       r["narrow_phase_skipped"] = skipped;
       r["narrow_phase_saved_fraction"] = calls + skipped > 0 ? static_cast<double>(skipped) / static_cast<double>(calls + skipped) : 0.0;
       r["neighbour_rebuilds"] = c.neighbourRebuilds - c0.neighbourRebuilds;
+      r["contact_detection_share"] = sim.contactDetectionShare();
+      r["narrow_phase_cpu_seconds"] = sim.timings().narrowPhaseCpuSeconds;
+      r["neighbour_seconds"] = sim.timings().neighbourSeconds;
+      std::size_t vertices = 0;
+      for (const auto& shape : sim.shapes()) vertices = std::max(vertices, shape.bodyVertices.size());
+      r["vertices"] = vertices;
       std::fprintf(stderr, "threads %d: %.3g particle-steps/s (%.2f s wall, cpu share %.2f)\n", t,
                    r["particle_steps_per_s"].get<double>(), wall, r["cpu_share"].get<double>());
       results.push_back(r);

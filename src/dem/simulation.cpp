@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <istream>
@@ -318,6 +319,8 @@ void Simulation::driftWalls(Real h) {
 }
 
 void Simulation::step() {
+  using Clock = std::chrono::steady_clock;
+  const auto start = options_.profile ? Clock::now() : Clock::time_point{};
   const Real dt = options_.timeStep;
   // Half kick + drift fused per particle (one parallel loop), with the Verlet criterion's largest
   // displacement since the last rebuild.
@@ -341,10 +344,18 @@ void Simulation::step() {
   Real wallDisp = 0;
   for (std::size_t w = 0; w < walls_.size(); ++w)
     wallDisp = std::max(wallDisp, (walls_[w].origin - wallReference_[w]).norm());
-  if (2 * maxDisp > skin_ || maxDisp + wallDisp > skin_) rebuildNeighbours();
+  if (2 * maxDisp > skin_ || maxDisp + wallDisp > skin_) {
+    const auto t = options_.profile ? Clock::now() : Clock::time_point{};
+    rebuildNeighbours();
+    if (options_.profile) timings_.neighbourSeconds += std::chrono::duration<double>(Clock::now() - t).count();
+  }
 
   computeForces(0.5 * dt);  // forces, then the second half kick per particle in the same loop
   kickLids(0.5 * dt);
+  if (options_.profile) {
+    timings_.stepSeconds += std::chrono::duration<double>(Clock::now() - start).count();
+    ++timings_.steps;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -640,7 +651,7 @@ void Simulation::manifoldForces(PairState& p, PairOutput& o, const ContactResult
   p.touching = 1;
 }
 
-int Simulation::pairForces(std::size_t k) {
+int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   PairState& p = pairs_[k];
   PairOutput& o = pairOut_[k];
   // Slots of non-touching pairs stay zero (the gather reads every slot); only a pair that stops
@@ -683,8 +694,10 @@ int Simulation::pairForces(std::size_t k) {
       release();
       return kSkipped;
     }
+    const auto t0 = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const ContactResult r = contact(si.shape, poseOf(p.i), sj.shape, poseOf(p.j), options_.narrowPhase,
                                     &caches_[static_cast<std::size_t>(p.cache)]);
+    if (options_.profile) narrowSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
       p.bound = 0;
       release();
@@ -890,9 +903,10 @@ void Simulation::wallForces(int ii) {
 void Simulation::computeForces(Real kick) {
   const auto np = static_cast<std::int64_t>(pairs_.size());
   std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
-#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings) if (parallel_)
+  double narrow = 0;
+#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings, narrow) if (parallel_)
   for (std::int64_t k = 0; k < np; ++k) {
-    switch (pairForces(static_cast<std::size_t>(k))) {
+    switch (pairForces(static_cast<std::size_t>(k), narrow)) {
       case kAnalytic: ++analytic; break;
       case kSkipped: ++skipped; break;
       case kWarning: ++warnings; ++calls; break;
@@ -903,6 +917,7 @@ void Simulation::computeForces(Real kick) {
   counters_.narrowPhaseSkipped += skipped;
   counters_.analyticPairTests += analytic;
   counters_.warnings += warnings;
+  timings_.narrowPhaseCpuSeconds += narrow;
 
   const auto n = static_cast<std::int64_t>(particles_.size());
 #pragma omp parallel for schedule(dynamic, 256) if (parallel_)
@@ -992,6 +1007,13 @@ std::vector<ContactInfo> Simulation::contacts() const {
       if (st.touching) out.push_back({static_cast<int>(i), -1 - st.wall, st.point, st.normal, st.depth, st.force});
     }
   return out;
+}
+
+int Simulation::threadsUsed() const { return parallel_ ? omp_get_max_threads() : 1; }
+
+double Simulation::contactDetectionShare() const {
+  const Timings& t = timings_;
+  return t.stepSeconds > 0 ? (t.neighbourSeconds + t.narrowPhaseCpuSeconds / threadsUsed()) / t.stepSeconds : 0.0;
 }
 
 std::int64_t Simulation::workEstimate() const {

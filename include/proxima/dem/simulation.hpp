@@ -56,6 +56,16 @@ struct ContactInfo {
   Vec3 force = Vec3::Zero();   ///< on j (on particle i for walls)
 };
 
+/// Where the time goes (SimulationOptions::profile): wall time of step() and of the neighbour-list
+/// rebuilds, and the narrow-phase time (GJK / GJK-TD / manifold calls) summed over threads.
+/// Contact detection = neighbour search + narrow phase.
+struct Timings {
+  double stepSeconds = 0;
+  double neighbourSeconds = 0;
+  double narrowPhaseCpuSeconds = 0;
+  std::int64_t steps = 0;
+};
+
 struct SimulationOptions {
   Vec3 gravity{0, 0, -9.81};
   Real timeStep = 1e-5;
@@ -69,6 +79,8 @@ struct SimulationOptions {
   /// pair) count 32, so 64 polyhedra already run in parallel.
   std::int64_t parallelThreshold = 2048;
   PenetrationOptions narrowPhase;
+  /// Measure Timings (two clock reads per narrow-phase call, ~1-2 % of a polyhedron pair's cost).
+  bool profile = false;
 };
 
 class Simulation {
@@ -112,6 +124,13 @@ class Simulation {
   [[nodiscard]] const ContactTable& contactTable() const { return table_; }
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] const Counters& counters() const { return counters_; }
+  /// Filled when options().profile is on (not part of checkpoints).
+  [[nodiscard]] const Timings& timings() const { return timings_; }
+  /// Threads the parallel loops use (1 when the system is below the parallel threshold).
+  [[nodiscard]] int threadsUsed() const;
+  /// Share of the step wall time spent in contact detection: (neighbour rebuilds + narrow-phase
+  /// CPU time / threadsUsed()) / step time. 0 before any profiled step.
+  [[nodiscard]] double contactDetectionShare() const;
   [[nodiscard]] std::vector<ContactInfo> contacts() const;
   /// Number of neighbour pairs in the current Verlet list.
   [[nodiscard]] std::size_t neighbourPairs() const { return pairs_.size(); }
@@ -162,7 +181,7 @@ class Simulation {
   /// right after its forces are gathered (same loop).
   void computeForces(Real kick = 0);
   /// Force of pair k into its slot; returns what it cost (kAnalytic, kSkipped, kNarrow, kWarning).
-  int pairForces(std::size_t k);
+  int pairForces(std::size_t k, double& narrowSeconds);
   static constexpr int kAnalytic = 0, kSkipped = 1, kNarrow = 2, kWarning = 3;
   void wallForces(int i);
   void kickParticle(std::size_t i, Real h);
@@ -214,6 +233,7 @@ class Simulation {
   Real time_ = 0;
   std::int64_t step_ = 0;
   Counters counters_;
+  Timings timings_;
   bool parallel_ = false;  ///< OpenMP loops on (workEstimate() >= parallelThreshold)
   /// Particles weighted by their per-step cost: 1 per sphere, 32 per other shape.
   [[nodiscard]] std::int64_t workEstimate() const;
