@@ -359,3 +359,27 @@ TEST(PackingRun, LidSettlesGrainsAndTheRunIsIdenticalOnOneAndTwoThreads) {
   EXPECT_EQ(hash[0], hash[1]);
   EXPECT_LT(e1, e0);
 }
+
+TEST(PackingExamples, LoadBuildPlaceEveryGrainAndReportPacking) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(PROXIMA_SOURCE_DIR) + "/examples/packing")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++n;
+    auto sc = io::loadScenario(entry.path().string());
+    ASSERT_TRUE(sc.ok()) << sc.message();
+    ASSERT_TRUE(sc.value().container.has_value()) << entry.path();
+    dem::Simulation sim;
+    testing::internal::CaptureStderr();
+    auto r = dem::buildSimulation(sc.value(), sim);
+    const std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(r.ok()) << r.message();
+    EXPECT_EQ(err, "") << entry.path() << ": every grain fits";
+    EXPECT_EQ(static_cast<std::int64_t>(sim.particles().size()), sc.value().insertions[0].count) << entry.path();
+    const auto m = dem::measurePacking(sim, *sc.value().container);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_TRUE(m->lid);
+    EXPECT_GT(m->voidRatio, 0.5) << "deposited bounding spheres leave room to settle";
+    EXPECT_EQ(sim.stats().contacts, 0) << entry.path() << ": no initial overlap";
+  }
+  EXPECT_EQ(n, 9);
+}
