@@ -322,14 +322,17 @@ TEST(PackingMetrics, VoidRatioAndCoordinationAnalytic) {
   EXPECT_EQ(m->coordinationHistogram[1], 2);
   EXPECT_EQ(m->coordinationHistogram[2], 1);
   EXPECT_TRUE(std::isnan(m->coreFraction)) << "the core of this thin bed is empty";
-  // Core packing fraction: lid at 0.04, cubes lifted to z = 0.02; margin 2 × 0.005√3 on every side.
-  sim.walls()[0].origin.z() = 0.04;
+  // Core packing fraction: a 0.08 × 0.06 box, lid at 0.06, cubes lifted to z = 0.02; margin
+  // g = 2 × 0.005√3 on every side.
+  sim.walls()[0].origin.z() = 0.06;
   for (auto& x : sim.particles().position) x.z() = 0.02;
-  m = dem::measurePacking(sim, box);
+  const dem::PackingBox wide{Vec3(0, 0, 0), Vec3(0.08, 0.06, 0.1), false};
+  m = dem::measurePacking(sim, wide);
   const Real g = 2 * 0.005 * std::sqrt(3.0);
   EXPECT_DOUBLE_EQ(m->coreMargin, g);
-  // Cubes at x = 0.0199 and 0.0298 have centroids inside [g, 0.05 − g]; the one at x = 0.01 does not.
-  EXPECT_NEAR(m->coreFraction, 2e-6 / ((0.05 - 2 * g) * (0.04 - 2 * g) * (0.04 - 2 * g)), 1e-12);
+  // Cubes at x = 0.0199 and 0.0298 have centroids inside [g, 0.08 − g]; the one at x = 0.01 does not.
+  EXPECT_NEAR(m->coreFraction, 2e-6 / ((0.08 - 2 * g) * (0.06 - 2 * g) * (0.06 - 2 * g)), 1e-12);
+  EXPECT_TRUE(std::isnan(dem::measurePacking(sim, box)->coreFraction)) << "0.05 − 2g < g: too thin a core";
   // Without a lid: a closed box gives its top, an open one no packing volume.
   sim.walls()[0].mass = 0;
   EXPECT_FALSE(dem::measurePacking(sim, box).has_value());
@@ -381,5 +384,5 @@ TEST(PackingExamples, LoadBuildPlaceEveryGrainAndReportPacking) {
     EXPECT_GT(m->voidRatio, 0.5) << "deposited bounding spheres leave room to settle";
     EXPECT_EQ(sim.stats().contacts, 0) << entry.path() << ": no initial overlap";
   }
-  EXPECT_EQ(n, 9);
+  EXPECT_EQ(n, 11);
 }

@@ -40,7 +40,9 @@ std::optional<PackingMetrics> measurePacking(const Simulation& sim, const Packin
   for (std::size_t i = 0; i < n; ++i)
     if ((P.position[i].array() >= lo.array()).all() && (P.position[i].array() <= hi.array()).all())
       inCore += sim.shapes()[static_cast<std::size_t>(P.shape[i])].volume;
-  m.coreFraction = ((hi - lo).array() > 0).all() ? inCore / (hi - lo).prod() : std::numeric_limits<Real>::quiet_NaN();
+  // A core thinner than the margin (about one grain diameter) holds too few centroids to mean anything.
+  m.coreFraction = ((hi - lo).array() >= m.coreMargin).all() ? inCore / (hi - lo).prod()
+                                                              : std::numeric_limits<Real>::quiet_NaN();
   std::vector<int> perParticle(n, 0);
   std::int64_t pairs = 0;
   for (const ContactInfo& c : sim.contacts())

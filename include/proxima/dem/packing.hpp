@@ -30,7 +30,7 @@ struct PackingMetrics {
   /// Bulk packing fraction away from the walls (their ordering loosens the first layers): the
   /// volume of the particles whose centroid lies in the core (the box under the lid inset by
   /// `coreMargin` = 2 × the largest bounding radius on every side) over the core volume. NaN when
-  /// the core is empty. This is the figure to compare with packing fractions of large containers.
+  /// the core is thinner than the margin in any direction (too few grains to mean anything). This is the figure to compare with packing fractions of large containers.
   Real coreFraction = 0;
   Real coreMargin = 0;
   Real coordinationNumber = 0;  ///< Eq. 5.2
