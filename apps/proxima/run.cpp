@@ -44,7 +44,7 @@ walls:
   - {type: lid, name: lid, height: above_particles, gap: 0.002, mass: 0.5936, material: steel}
 time: {duration: 0.8}
 stop: {kinetic_energy: 1.0e-9, min_time: 0.3}
-output: {directory: proxima-out/default, frame_interval: 0.02, csv_interval: 0.005, checkpoint_interval: 0.1}
+output: {directory: proxima-out/default, frame_interval: 0.05, csv_interval: 0.005, checkpoint_interval: 0.1}
 )";
 
 /// One line per template: shape, vertex count, volume-equivalent and bounding radii (min–max over the
