@@ -746,6 +746,9 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   return code;
 }
 
+/// Polyhedra with more vertices than this check the deepest point before visiting every vertex.
+constexpr std::size_t kWallSupportCheckVertices = 64;
+
 void Simulation::wallForces(int ii) {
   const auto i = static_cast<std::size_t>(ii);
   const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[i])];
@@ -786,6 +789,17 @@ void Simulation::wallForces(int ii) {
         // resting on the wall has twisting friction), damping with m*/N so N points in parallel keep
         // the restitution. The normal forces are the gradient of a sum of per-vertex potentials, so
         // a rocking face cannot gain energy.
+        if (s.bodyVertices.size() > kWallSupportCheckVertices) {
+          // Fine meshes: the deepest point (the support along −n, hill-climbing) decides in a few
+          // dot products whether any vertex reaches the plane; the vertex loop runs only if one does.
+          SupportHint hint;
+          const Vec3 deepest = x + mulMat(r, s.local.apply(s.shape.support(s.local.rotateInverse(mulMatT(r, Vec3(-n))), hint)));
+          if (!(n.dot(deepest - p0) < 0)) {
+            release();
+            st.pointCount = 0;
+            continue;
+          }
+        }
         int ids[kMaxWallPoints];
         Real depths[kMaxWallPoints];
         Vec3 points[kMaxWallPoints];
