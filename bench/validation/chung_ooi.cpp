@@ -56,7 +56,7 @@ struct Hertz {
 Hertz hertz(Real mEff, Real rEff, Real eEff, Real v) {
   Hertz h{};
   h.maxOverlap = hertzMaxOverlap(mEff, rEff, eEff, v);
-  h.maxForce = 4.0 / 3.0 * eEff * std::sqrt(rEff) * std::pow(h.maxOverlap, 1.5);
+  h.maxForce = hertzForce(h.maxOverlap, rEff, eEff);
   h.contactTime = hertzContactTime(mEff, rEff, eEff, v);
   return h;
 }

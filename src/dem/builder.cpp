@@ -10,10 +10,12 @@
 #include <limits>
 #include <map>
 #include <numbers>
-#include <random>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <variant>
+
+#include "proxima/core/random.hpp"
 
 namespace proxima::dem {
 namespace {
@@ -23,30 +25,6 @@ std::string num(Real x, const char* fmt = "%.6g") {
   std::snprintf(buf, sizeof buf, fmt, x);
   return buf;
 }
-
-/// Random numbers from the 64-bit Mersenne twister with explicit transforms (the standard
-/// distributions are implementation-defined, these are the same on every platform).
-struct Rng {
-  std::mt19937_64 engine;
-  explicit Rng(std::uint64_t seed) : engine(seed) {}
-  Real uniform() { return static_cast<Real>(engine() >> 11) * 0x1.0p-53; }  ///< [0, 1)
-  Real uniform(Real a, Real b) { return a + (b - a) * uniform(); }
-  Real normal() {  // Box-Muller, one value per call
-    const Real u1 = 1 - uniform(), u2 = uniform();
-    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-  }
-  Quat orientation() {  // uniform on SO(3) (Shoemake 1992)
-    const Real u1 = uniform(), u2 = 2 * std::numbers::pi * uniform(), u3 = 2 * std::numbers::pi * uniform();
-    const Real a = std::sqrt(1 - u1), b = std::sqrt(u1);
-    return Quat(b * std::cos(u3), a * std::sin(u2), a * std::cos(u2), b * std::sin(u3)).normalized();
-  }
-  Vec3 inUnitBall() {
-    for (;;) {
-      const Vec3 v(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1));
-      if (v.squaredNorm() <= 1) return v;
-    }
-  }
-};
 
 /// Relative step of the size quantisation for continuous distributions (1 %).
 constexpr Real kSizeStep = 1.01;
@@ -63,7 +41,7 @@ struct DrawnSize {
   std::int64_t code = 0;  ///< table index or quantum
 };
 
-DrawnSize drawSize(const SizeDistribution& d, Rng& rng) {
+DrawnSize drawSize(const SizeDistribution& d, SeededRandom& rng) {
   using K = SizeDistribution::Kind;
   switch (d.kind) {
     case K::Fixed:
@@ -441,7 +419,7 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
     const int t = ins.templateIndex;
     const ParticleTemplate& tpl = sc.templates[static_cast<std::size_t>(t)];
     const Vec3 extent = ins.region.max - ins.region.min;
-    Rng rng(ins.seed);
+    SeededRandom rng(ins.seed);
 
     std::int64_t count = ins.count;
     if (count == 0) {
@@ -484,65 +462,53 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
       if (ins.velocityJitter > 0) v += ins.velocityJitter * rng.inUnitBall();
     };
 
-    if (ins.method == InsertionSpec::Method::Deposition) {
+    if (ins.method != InsertionSpec::Method::Lattice) {
+      // Sequential addition: each particle gets its orientation and velocity, then a free spot for
+      // its bounding sphere; a block ends after kFailuresToStop particles in a row find none.
+      const bool deposition = ins.method == InsertionSpec::Method::Deposition;
+      // Random: the first of kAttempts uniformly random centres that is free.
+      auto randomSpot = [&](Real r) -> std::optional<Vec3> {
+        for (int a = 0; a < kAttempts; ++a) {
+          Vec3 x;
+          for (int k = 0; k < 3; ++k) x[k] = rng.uniform(ins.region.min[k] + r, ins.region.max[k] - r);
+          if (obstacles.clear(x, r) && !grid.overlaps(x, r)) return x;
+        }
+        return std::nullopt;
+      };
       // Geometric deposition of bounding spheres (in the spirit of the De Cola et al. deposition the
-      // thesis uses, §5.3.4, without rolling): each sphere is dropped vertically at kDropSpots
-      // random (x, y) spots and kept at the lowest resting height found, resting on the region's
-      // floor or on a sphere already placed. Denser than random addition, so the bed starts compact.
+      // thesis uses, §5.3.4, without rolling): the sphere is dropped vertically at kDropSpots random
+      // (x, y) spots and kept at the lowest resting height found, on the region's floor or on a
+      // sphere already placed. Denser than random addition, so the bed starts compact.
+      auto depositionSpot = [&](Real r) -> std::optional<Vec3> {
+        std::optional<Vec3> best;
+        for (int a = 0; a < kDropSpots; ++a) {
+          const Real x = rng.uniform(ins.region.min.x() + r, ins.region.max.x() - r);
+          const Real y = rng.uniform(ins.region.min.y() + r, ins.region.max.y() - r);
+          // A hair above tangency, so that rounding never reads as an overlap.
+          const Real z = columns.landingHeight(x, y, r, ins.region.min.z() + r) + 1e-9 * r;
+          if (z + r > ins.region.max.z() || (best && z >= best->z())) continue;
+          const Vec3 c(x, y, z);
+          if (obstacles.clear(c, r) && !grid.overlaps(c, r)) best = c;
+        }
+        return best;
+      };
       int failures = 0;
       for (std::size_t i = 0; i < sizes.size() && failures < kFailuresToStop; ++i) {
         Quat q;
         Vec3 v;
         kinematics(q, v);
         const Real r = shapeRadius[static_cast<std::size_t>(shapeOf[i])];
-        bool ok = false;
-        if ((extent.array() >= 2 * r).all()) {
-          Vec3 best;
-          Real bestZ = std::numeric_limits<Real>::infinity();
-          for (int a = 0; a < kDropSpots; ++a) {
-            const Real x = rng.uniform(ins.region.min.x() + r, ins.region.max.x() - r);
-            const Real y = rng.uniform(ins.region.min.y() + r, ins.region.max.y() - r);
-            // A hair above tangency, so that rounding never reads as an overlap.
-            const Real z = columns.landingHeight(x, y, r, ins.region.min.z() + r) + 1e-9 * r;
-            if (z + r > ins.region.max.z() || z >= bestZ) continue;
-            const Vec3 c(x, y, z);
-            if (!obstacles.clear(c, r) || grid.overlaps(c, r)) continue;
-            best = c, bestZ = z;
-          }
-          if (std::isfinite(bestZ)) {
-            place(i, best, q, v);
-            ok = true;
-          }
-        }
-        failures = ok ? 0 : failures + 1;
+        std::optional<Vec3> spot;
+        if ((extent.array() >= 2 * r).all()) spot = deposition ? depositionSpot(r) : randomSpot(r);
+        if (spot) place(i, *spot, q, v);
+        failures = spot ? 0 : failures + 1;
       }
       if (placed < count)
         warn(at + ": only " + std::to_string(placed) + " of " + std::to_string(count) +
-             " particles fit in the region by deposition (bounding spheres); enlarge the region or lower the count");
-    } else if (ins.method == InsertionSpec::Method::Random) {
-      int failures = 0;
-      for (std::size_t i = 0; i < sizes.size() && failures < kFailuresToStop; ++i) {
-        Quat q;
-        Vec3 v;
-        kinematics(q, v);
-        const Real r = shapeRadius[static_cast<std::size_t>(shapeOf[i])];
-        bool ok = false;
-        if ((extent.array() >= 2 * r).all()) {
-          for (int a = 0; a < kAttempts && !ok; ++a) {
-            Vec3 x;
-            for (int k = 0; k < 3; ++k) x[k] = rng.uniform(ins.region.min[k] + r, ins.region.max[k] - r);
-            if (obstacles.clear(x, r) && !grid.overlaps(x, r)) {
-              place(i, x, q, v);
-              ok = true;
-            }
-          }
-        }
-        failures = ok ? 0 : failures + 1;
-      }
-      if (placed < count)
-        warn(at + ": only " + std::to_string(placed) + " of " + std::to_string(count) +
-             " particles fit in the region (bounding spheres, " + std::to_string(kAttempts) +
-             " random attempts each); enlarge the region or lower the count");
+             (deposition ? " particles fit in the region by deposition (bounding spheres)"
+                         : " particles fit in the region (bounding spheres, " + std::to_string(kAttempts) +
+                               " random attempts each)") +
+             "; enlarge the region or lower the count");
     } else {
       Real rmax = 0;
       for (int s : shapeOf) rmax = std::max(rmax, shapeRadius[static_cast<std::size_t>(s)]);

@@ -4,33 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "proxima/core/random.hpp"
 #include "proxima/shapes/shape.hpp"
 
 namespace proxima {
 namespace {
-
-/// Platform-independent uniform numbers from the 64-bit Mersenne twister (the standard
-/// distributions are implementation-defined).
-struct Uniform {
-  std::mt19937_64 engine;
-  explicit Uniform(std::uint64_t seed) : engine(seed) {}
-  Real operator()() { return static_cast<Real>(engine() >> 11) * 0x1.0p-53; }
-  Real operator()(Real a, Real b) { return a + (b - a) * (*this)(); }
-  Vec3 direction() {
-    const Real z = (*this)(-1, 1), phi = 2 * std::numbers::pi * (*this)();
-    const Real s = std::sqrt(std::max<Real>(0, 1 - z * z));
-    return {s * std::cos(phi), s * std::sin(phi), z};
-  }
-  Quat orientation() {  // uniform on SO(3) (Shoemake 1992)
-    const Real u1 = (*this)(), u2 = 2 * std::numbers::pi * (*this)(), u3 = 2 * std::numbers::pi * (*this)();
-    const Real a = std::sqrt(1 - u1), b = std::sqrt(u1);
-    return Quat(b * std::cos(u3), a * std::sin(u2), a * std::cos(u2), b * std::sin(u3)).normalized();
-  }
-};
 
 std::string str(Real x) {
   char b[32];
@@ -49,12 +30,12 @@ Result<Polytope> makeRock(const RockParams& p) {
   if (!(p.radius > 0 && std::isfinite(p.radius))) return bad("radius: must be finite and > 0 (got " + str(p.radius) + ")");
 
   // The parent surface depends on the seed only (not on the vertex count).
-  Uniform rng(p.seed);
+  SeededRandom rng(p.seed);
   constexpr int kBumps = 12;
   constexpr Real kWidth = 0.55;  // angular width of a bump, rad
   Vec3 centre[kBumps];
   Real amplitude[kBumps];
-  for (int k = 0; k < kBumps; ++k) centre[k] = rng.direction(), amplitude[k] = rng(-1, 1);
+  for (int k = 0; k < kBumps; ++k) centre[k] = rng.direction(), amplitude[k] = rng.uniform(-1, 1);
   const Mat3 frame = rng.orientation().toRotationMatrix();
   const Vec3 axes(1, p.elongation, p.elongation * p.flatness);
   auto bumps = [&](const Vec3& u) {

@@ -2,6 +2,7 @@
 // them (effective moduli, damping calibrated to the requested restitution, critical time step).
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -73,7 +74,11 @@ Real linearDampingRatioFor(Real restitution);
 Real effectiveModulus(const Material& a, const Material& b);
 /// Maximum overlap of an elastic Hertz impact at speed v: δmax = (15 m* v² / (16 E* √R*))^{2/5}.
 Real hertzMaxOverlap(Real mEff, Real rEff, Real eEff, Real speed);
-/// Static Hertz overlap under a normal force F: δ = (F / ((4/3) E* √R*))^{2/3}.
+/// Hertz normal force at overlap δ: F = (4/3) E* √R* δ^{3/2}.
+inline Real hertzForce(Real overlap, Real rEff, Real eEff) {
+  return 4.0 / 3.0 * eEff * std::sqrt(rEff) * std::pow(overlap, 1.5);
+}
+/// Static Hertz overlap under a normal force F (the inverse of hertzForce): δ = (F / ((4/3) E* √R*))^{2/3}.
 Real hertzStaticOverlap(Real force, Real rEff, Real eEff);
 /// Normal stiffness of the linear law: the pair's k_n, or by default the Hertz secant stiffness at an
 /// overlap of 1% of R*: (4/3) E* √(R* · 0.01 R*) = (0.4/3) E* R*.
