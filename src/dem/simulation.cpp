@@ -97,7 +97,7 @@ bool readPod(std::istream& in, T& x) {
   return static_cast<bool>(in);
 }
 
-constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '1'};
+constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '2'};
 
 // Conservative AABB-vs-AABB test.
 inline bool boxesOverlap(const Vec3& ca, Real ha, const Vec3& lo, const Vec3& hi) {
@@ -244,8 +244,12 @@ Result<bool> Simulation::initialize() {
 
 void Simulation::cacheSphereRadii() {
   sphereRadius_.resize(particles_.size());
-  for (std::size_t i = 0; i < particles_.size(); ++i)
-    sphereRadius_[i] = shapes_[static_cast<std::size_t>(particles_.shape[i])].sphereRadius;
+  needDisplacement_ = false;
+  for (std::size_t i = 0; i < particles_.size(); ++i) {
+    const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[i])];
+    sphereRadius_[i] = s.sphereRadius;
+    needDisplacement_ |= !s.isSphere;
+  }
 }
 
 Transform Simulation::poseOf(int i) const {
@@ -257,7 +261,7 @@ Transform Simulation::poseOf(int i) const {
 
 void Simulation::kickParticle(std::size_t i, Real h) {
   if (particles_.fixed[i]) return;
-  particles_.velocity[i] += (particles_.force[i] / particles_.mass[i] + options_.gravity) * h;
+  particles_.velocity[i] += particles_.force[i] * (h / particles_.mass[i]) + options_.gravity * h;
   const Vec3& inertia = particles_.inertia[i];
   if (isotropic(inertia)) {  // spheres, cubes, regular solids: L = I ω in any frame
     particles_.angularVelocity[i] += particles_.torque[i] * (h / inertia.x());
@@ -280,15 +284,29 @@ void Simulation::driftParticle(std::size_t i, Real h) {
   particles_.position[i] += dx;
   Real angle = 0;
   const Vec3& w = particles_.angularVelocity[i];
-  if (w.squaredNorm() > 0 && isotropic(particles_.inertia[i])) {
+  const Real w2 = w.squaredNorm();
+  if (w2 > 0 && isotropic(particles_.inertia[i])) {
     // Isotropic inertia: ω is constant in free flight, one exact rotation by |ω| h about ω.
-    const Real wn = w.norm();
-    angle = wn * h;
-    const Real half = 0.5 * angle;
-    const Vec3 axis = w * (std::sin(half) / wn);
+    // Below a half angle of 1e-2 rad (every DEM step in practice) the truncated Taylor series of
+    // sin(x)/x and cos(x) are exact to double precision (next terms < 1e-20) and avoid sincos.
+    const Real x2 = 0.25 * h * h * w2;  // (half angle)²
+    Real sinc = 0, c = 0;               // sin(half) / half, cos(half)
+    if (x2 < 1e-4) {
+      sinc = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42));
+      c = 1 - x2 / 2 * (1 - x2 / 12 * (1 - x2 / 30 * (1 - x2 / 56)));
+    } else {
+      const Real half = std::sqrt(x2);
+      sinc = std::sin(half) / half;
+      c = std::cos(half);
+    }
+    const Vec3 axis = w * (0.5 * h * sinc);  // sin(half) ω/|ω|
     Quat& q = particles_.orientation[i];
-    q = (Quat(std::cos(half), axis.x(), axis.y(), axis.z()) * q).normalized();
-  } else if (w.squaredNorm() > 0) {
+    q = Quat(c, axis.x(), axis.y(), axis.z()) * q;
+    // The product of unit quaternions has |q|² = 1 + O(1e-16): one Newton step of 1/√ about 1,
+    // (3 - |q|²)/2, renormalises it to O(1e-32) without a square root or a division.
+    q.coeffs() *= 0.5 * (3 - q.coeffs().squaredNorm());
+    if (needDisplacement_) angle = 2 * std::sqrt(x2);
+  } else if (w2 > 0) {
     Quat& q = particles_.orientation[i];
     const Quat q0 = q;
     const Vec3& inertia = particles_.inertia[i];
@@ -304,6 +322,8 @@ void Simulation::driftParticle(std::size_t i, Real h) {
   }
   // Largest displacement of any point of the body in this step (Montanari Eq. 3.14's max ||s||):
   // translation plus the chord of the rotation at the bounding radius (bounded by angle × r).
+  // Only pairs with a non-sphere use it.
+  if (!needDisplacement_) return;
   const Real rb = shapes_[static_cast<std::size_t>(particles_.shape[i])].boundingRadius;
   stepDisplacement_[i] = dx.norm() + angle * rb;
 }
@@ -479,7 +499,11 @@ void Simulation::rebuildNeighbours() {
   }
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
-  pairOut_.assign(pairs_.size(), PairOutput{});
+  pairForce_.assign(pairs_.size(), Vec3::Zero());
+  pairTorque_.assign(pairs_.size(), PairTorques{});
+  pairDepth_.assign(pairs_.size(), 0);
+  pairFrame_.assign(pairs_.size(), PairFrame{});
+  computePairConstants();
 
   // CSR of each particle's pairs, in pair order (fixed summation order => thread-count independent).
   pairOffsets_.assign(n + 1, 0);
@@ -602,9 +626,11 @@ Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, con
 // loses its restoring moment; each point's damping uses m*/N so that N points in parallel keep the
 // pair's restitution. One tangential spring acts at the force-weighted centre with the summed
 // normal force as Coulomb limit.
-void Simulation::manifoldForces(PairState& p, PairOutput& o, const ContactResult& r, const ParticleShape& si,
-                                const ParticleShape& sj) {
+void Simulation::manifoldForces(std::size_t k, const ContactResult& r) {
+  PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+  const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
+  const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
   const Vec3& xi = particles_.position[i];
   const Vec3& xj = particles_.position[j];
   const Vec3& vi = particles_.velocity[i];
@@ -642,82 +668,164 @@ void Simulation::manifoldForces(PairState& p, PairOutput& o, const ContactResult
   force += ft;
   tj += (c - xj).cross(ft);
   ti -= (c - xi).cross(ft);
-  o.force = force;
-  o.torqueI = ti;
-  o.torqueJ = tj;
-  o.point = c;
-  o.normal = n;
-  o.depth = std::max(depthMax, r.depth);
+  pairForce_[k] = force;
+  pairTorque_[k] = {ti, tj};
+  pairDepth_[k] = std::max(depthMax, r.depth);
+  pairFrame_[k] = {c, n};
   p.touching = 1;
+}
+
+void Simulation::computePairConstants() {
+  pairConst_.resize(pairs_.size());
+  for (std::size_t k = 0; k < pairs_.size(); ++k) {
+    const auto i = static_cast<std::size_t>(pairs_[k].i), j = static_cast<std::size_t>(pairs_[k].j);
+    const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
+    const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
+    PairConstants& c = pairConst_[k];
+    c.law = &table_.law(particles_.material[i], particles_.material[j]);
+    c.sqrtMass = std::sqrt(reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]));
+    c.radius = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
+  }
+}
+
+// The sphere-sphere contact with the law of normalForce/tangentialForce written out once, for the
+// common case of sphere beds: the contact point c = x_i + a_i n = x_j - a_j n (a = radius - depth/2)
+// turns the relative velocity into v_j - v_i - (a_j ω_j + a_i ω_i) × n and both torques into
+// multiples of n × F_t; √m*, R* and the law come from the pair's constants.
+template <bool Scatter>
+bool Simulation::spherePair(std::size_t k) {
+  PairState& p = pairs_[k];
+  const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+  const Vec3 d = particles_.position[j] - particles_.position[i];
+  const Real ri = sphereRadius_[i], rj = sphereRadius_[j];
+  const Real r = ri + rj;
+  const Real d2 = d.squaredNorm();
+  if (d2 >= r * r || d2 == 0) return false;
+  const Real dist = std::sqrt(d2);
+  const Vec3 n = d * (1 / dist);
+  const Real depth = r - dist;
+  const Real ai = ri - 0.5 * depth, aj = rj - 0.5 * depth;
+  const Vec3& wi = particles_.angularVelocity[i];
+  const Vec3& wj = particles_.angularVelocity[j];
+  const Vec3 rel = particles_.velocity[j] - particles_.velocity[i] - (aj * wj + ai * wi).cross(n);
+  const PairConstants& pc = pairConst_[k];
+  const PairLaw& law = *pc.law;
+  const Real vn = rel.dot(n);  // > 0: separating
+  const Vec3 vt = rel - vn * n;
+  Real fn = 0, kt = 0, gt = 0;
+  if (law.model == ContactModel::HertzMindlin) {
+    const Real a = std::sqrt(pc.radius * depth), sa = std::sqrt(a);
+    const Real dm = law.dampingCoefficient * pc.sqrtMass * sa;
+    fn = law.hertzK * a * depth - dm * law.sqrtHertzK * vn;
+    kt = law.mindlinK * a;
+    gt = dm * law.sqrtMindlinK;
+  } else {
+    const Real kn = linearNormalStiffness(law, pc.radius);
+    fn = kn * depth - law.dampingCoefficient * pc.sqrtMass * std::sqrt(kn) * vn;
+    kt = 2.0 / 7.0 * kn;
+    gt = law.dampingCoefficient * pc.sqrtMass * std::sqrt(kt);
+  }
+  fn = fn > 0 ? fn : 0;
+  // Tangential spring: as tangentialForce (history rotated into the tangent plane keeping its
+  // length, incremented by vt dt, Coulomb-limited with the spring reset on slip).
+  Vec3 s = p.shear;
+  const Real len2 = s.squaredNorm();
+  if (len2 > 0) {
+    s -= s.dot(n) * n;
+    const Real proj2 = s.squaredNorm();
+    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
+  }
+  s += vt * options_.timeStep;
+  Vec3 ft = -kt * s - gt * vt;
+  const Real limit = law.friction * fn;
+  const Real ft2 = ft.squaredNorm();
+  if (ft2 > limit * limit) {
+    ft *= limit / std::sqrt(ft2);
+    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
+  }
+  p.shear = s;
+  const Vec3 nxf = n.cross(ft);
+  const Vec3 f = fn * n + ft;
+  Vec3 ti = -ai * nxf, tj = -aj * nxf;
+  if (law.rollingFriction > 0) {
+    // Constant rolling-resistance torque opposing the relative rotation (model A of Ai et al. 2011).
+    const Vec3 wr = wj - wi;
+    const Real wn = wr.norm();
+    if (wn > 1e-12) {
+      const Vec3 m = (law.rollingFriction * pc.radius * fn / wn) * wr;
+      tj -= m;
+      ti += m;
+    }
+  }
+  pairForce_[k] = f;
+  if constexpr (Scatter) {
+    // The torque slots are not read on one thread; they are rewritten before any gather reads them
+    // (a touching pair rewrites its slot each step, a released pair zeroes it).
+    particles_.force[i] -= f;
+    particles_.torque[i] += ti;
+    particles_.force[j] += f;
+    particles_.torque[j] += tj;
+  } else {
+    pairTorque_[k] = {ti, tj};
+  }
+  pairDepth_[k] = depth;
+  p.touching = 1;
+  return true;
+}
+
+void Simulation::releasePair(std::size_t k) {
+  PairState& p = pairs_[k];
+  if (!p.touching) return;
+  p.touching = 0;
+  p.shear.setZero();
+  pairForce_[k].setZero();
+  pairTorque_[k] = PairTorques{};
+  pairDepth_[k] = 0;
 }
 
 int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   PairState& p = pairs_[k];
-  PairOutput& o = pairOut_[k];
   // Slots of non-touching pairs stay zero (the gather reads every slot); only a pair that stops
   // touching clears its slot, so separated pairs cost no writes.
-  auto release = [&p, &o] {
-    if (!p.touching) return;
-    p.touching = 0;
-    p.shear.setZero();
-    o = PairOutput{};
-  };
+  auto release = [this, k] { releasePair(k); };
+  if (p.cache < 0) {
+    if (!spherePair<false>(k)) release();
+    return kAnalytic;
+  }
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   const Vec3& xi = particles_.position[i];
   const Vec3& xj = particles_.position[j];
-  Real depth = 0;
-  Vec3 n, c;
-  int code = kAnalytic;
-  if (p.cache < 0) {
-    // Sphere-sphere: exact, no narrow phase; radii from the per-particle array (no shape lookup for
-    // the ~half of the listed pairs that are apart).
-    const Vec3 d = xj - xi;
-    const Real ri = sphereRadius_[i];
-    const Real r = ri + sphereRadius_[j];
-    const Real d2 = d.squaredNorm();
-    if (d2 >= r * r || d2 == 0) {
-      release();
-      return kAnalytic;
-    }
-    const Real dist = std::sqrt(d2);
-    n = d / dist;
-    depth = r - dist;
-    c = xi + n * (ri - 0.5 * depth);
-  }
   const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
   const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
-  if (p.cache >= 0) {
-    // Montanari (2017) Eq. 3.14: the last exact distance minus the largest point displacements of
-    // both bodies since; the narrow phase is called only when this lower bound reaches 0.
-    p.bound -= stepDisplacement_[i] + stepDisplacement_[j];
-    if (options_.conservativeBound && p.bound > 0) {
-      release();
-      return kSkipped;
-    }
-    const auto t0 = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    const ContactResult r = contact(si.shape, poseOf(p.i), sj.shape, poseOf(p.j), options_.narrowPhase,
-                                    &caches_[static_cast<std::size_t>(p.cache)]);
-    if (options_.profile) narrowSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
-      p.bound = 0;
-      release();
-      return kWarning;
-    }
-    if (r.distance > 0 || r.depth <= 0 || r.normal.squaredNorm() == 0) {
-      p.bound = std::max<Real>(0, std::min(r.lowerBound, r.distance));
-      release();
-      return kNarrow;
-    }
-    code = kNarrow;
-    p.bound = 0;
-    depth = r.depth;
-    n = r.normal;
-    c = r.contactPoint;
-    if (r.contactCount > 1) {
-      manifoldForces(p, o, r, si, sj);
-      return code;
-    }
+  // Montanari (2017) Eq. 3.14: the last exact distance minus the largest point displacements of
+  // both bodies since; the narrow phase is called only when this lower bound reaches 0.
+  p.bound -= stepDisplacement_[i] + stepDisplacement_[j];
+  if (options_.conservativeBound && p.bound > 0) {
+    release();
+    return kSkipped;
   }
+  const auto t0 = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const ContactResult r = contact(si.shape, poseOf(p.i), sj.shape, poseOf(p.j), options_.narrowPhase,
+                                  &caches_[static_cast<std::size_t>(p.cache)]);
+  if (options_.profile) narrowSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
+    p.bound = 0;
+    release();
+    return kWarning;
+  }
+  if (r.distance > 0 || r.depth <= 0 || r.normal.squaredNorm() == 0) {
+    p.bound = std::max<Real>(0, std::min(r.lowerBound, r.distance));
+    release();
+    return kNarrow;
+  }
+  p.bound = 0;
+  if (r.contactCount > 1) {
+    manifoldForces(k, r);
+    return kNarrow;
+  }
+  const Real depth = r.depth;
+  const Vec3& n = r.normal;
+  const Vec3& c = r.contactPoint;
   const Vec3& wi = particles_.angularVelocity[i];
   const Vec3& wj = particles_.angularVelocity[j];
   const Vec3 rel = (particles_.velocity[j] + wj.cross(c - xj)) - (particles_.velocity[i] + wi.cross(c - xi));
@@ -726,24 +834,22 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   const Real rEff = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
   Real fn = 0;
   const Vec3 f = contactForce(law, depth, n, rel, mEff, rEff, p.shear, fn);
-  o.force = f;
-  o.torqueJ = (c - xj).cross(f);
-  o.torqueI = (c - xi).cross(Vec3(-f));
+  PairTorques t{(c - xi).cross(Vec3(-f)), (c - xj).cross(f)};
   if (law.rollingFriction > 0) {
-    // Constant rolling-resistance torque opposing the relative rotation (model A of Ai et al. 2011).
     const Vec3 wr = wj - wi;
     const Real wn = wr.norm();
     if (wn > 1e-12) {
       const Vec3 m = (law.rollingFriction * rEff * fn / wn) * wr;
-      o.torqueJ -= m;
-      o.torqueI += m;
+      t.j -= m;
+      t.i += m;
     }
   }
-  o.point = c;
-  o.normal = n;
-  o.depth = depth;
+  pairForce_[k] = f;
+  pairTorque_[k] = t;
+  pairDepth_[k] = depth;
+  pairFrame_[k] = {c, n};
   p.touching = 1;
-  return code;
+  return kNarrow;
 }
 
 /// Polyhedra with more vertices than this check the deepest point before visiting every vertex.
@@ -755,8 +861,9 @@ void Simulation::wallForces(int ii) {
   const Vec3& x = particles_.position[i];
   if (wallOffsets_[i] == wallOffsets_[i + 1]) return;
   // The particle's pose, once for all its wall contacts (polyhedral vertices, supports, triangles).
-  const Transform pose = poseOf(ii);
-  const Mat3 r = particles_.orientation[i].toRotationMatrix();
+  // (spheres need neither on planes)
+  const Transform pose = s.isSphere ? Transform() : poseOf(ii);
+  const Mat3 r = s.isSphere ? Mat3(Mat3::Identity()) : particles_.orientation[i].toRotationMatrix();
   constexpr int kSeen = 16;
   int meshSeen = 0, seenWall[kSeen];
   Vec3 seenNormal[kSeen];
@@ -869,7 +976,8 @@ void Simulation::wallForces(int ii) {
       const auto& t = wall.triangles[static_cast<std::size_t>(st.triangle)];
       Triangle tri;
       for (int v = 0; v < 3; ++v) tri.v[v] = wall.vertices[static_cast<std::size_t>(t[v])] + wall.origin;
-      const ContactResult rt = contact(Shape(tri), Transform(), s.shape, pose, options_.narrowPhase, nullptr);
+      const ContactResult rt =
+          contact(Shape(tri), Transform(), s.shape, s.isSphere ? poseOf(ii) : pose, options_.narrowPhase, nullptr);
       if (rt.status != Status::InvalidInput && std::isfinite(rt.distance) && rt.distance <= 0 && rt.depth > 0 &&
           rt.normal.squaredNorm() > 0) {
         // A particle on a shared edge or vertex of a mesh touches several triangles at the same
@@ -914,17 +1022,93 @@ void Simulation::wallForces(int ii) {
   }
 }
 
+bool Simulation::scatter() const { return !parallel_ || omp_get_max_threads() == 1; }
+
 void Simulation::computeForces(Real kick) {
   const auto np = static_cast<std::int64_t>(pairs_.size());
+  const auto n = static_cast<std::int64_t>(particles_.size());
   std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
   double narrow = 0;
-#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings, narrow) if (parallel_)
-  for (std::int64_t k = 0; k < np; ++k) {
-    switch (pairForces(static_cast<std::size_t>(k), narrow)) {
-      case kAnalytic: ++analytic; break;
-      case kSkipped: ++skipped; break;
-      case kWarning: ++warnings; ++calls; break;
-      default: ++calls; break;
+  // (a function of the variables, not a lambda capturing them: the parallel loop's reduction
+  // must see its private copies)
+  const auto count = [](int code, std::int64_t& nCalls, std::int64_t& nSkipped, std::int64_t& nAnalytic,
+                        std::int64_t& nWarnings) {
+    switch (code) {
+      case kAnalytic: ++nAnalytic; break;
+      case kSkipped: ++nSkipped; break;
+      case kWarning: ++nWarnings; ++nCalls; break;
+      default: ++nCalls; break;
+    }
+  };
+  if (scatter()) {
+    // One thread: each touching pair's force goes to its two particles right away. Per particle
+    // the additions come in pair order, as in the gather below, so the sums are bit-identical.
+    std::fill(particles_.force.begin(), particles_.force.end(), Vec3::Zero());
+    std::fill(particles_.torque.begin(), particles_.torque.end(), Vec3::Zero());
+    // Blocks of pairs in two passes: a branch-free sweep marks the pairs with work (sphere pairs
+    // that overlap or were touching, every other pair), then those are done in pair order. Half of
+    // a bed's listed sphere pairs are apart; the sweep spares them a mispredicted branch each.
+    constexpr std::int64_t kBlock = 256;
+    std::uint32_t active[kBlock];
+    const Vec3* x = particles_.position.data();
+    const Real* radius = sphereRadius_.data();
+    for (std::int64_t k0 = 0; k0 < np; k0 += kBlock) {
+      const std::int64_t k1 = std::min(np, k0 + kBlock);
+      int nActive = 0;
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const PairState& p = pairs_[static_cast<std::size_t>(k)];
+        const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+        const Real r = radius[i] + radius[j];
+        const bool work = p.cache >= 0 || p.touching || (x[j] - x[i]).squaredNorm() < r * r;
+        active[nActive] = static_cast<std::uint32_t>(k - k0);
+        nActive += work;
+      }
+      for (int a = 0; a < nActive; ++a) {
+        const auto kk = static_cast<std::size_t>(k0 + active[a]);
+        PairState& p = pairs_[kk];
+        if (p.cache < 0) {  // sphere pair: the kernel adds its forces itself
+          if (!spherePair<true>(kk)) releasePair(kk);
+          continue;
+        }
+        count(pairForces(kk, narrow), calls, skipped, analytic, warnings);
+        if (!p.touching) continue;
+        const Vec3& f = pairForce_[kk];
+        const PairTorques& t = pairTorque_[kk];
+        const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+        particles_.force[i] -= f;
+        particles_.torque[i] += t.i;
+        particles_.force[j] += f;
+        particles_.torque[j] += t.j;
+      }
+    }
+    for (const PairState& p : pairs_) analytic += p.cache < 0;
+    for (std::int64_t ii = 0; ii < n; ++ii) {
+      if (!walls_.empty()) wallForces(static_cast<int>(ii));
+      if (kick != 0) kickParticle(static_cast<std::size_t>(ii), kick);
+    }
+  } else {
+#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings, narrow)
+    for (std::int64_t k = 0; k < np; ++k)
+      count(pairForces(static_cast<std::size_t>(k), narrow), calls, skipped, analytic, warnings);
+
+#pragma omp parallel for schedule(dynamic, 256)
+    for (std::int64_t ii = 0; ii < n; ++ii) {
+      const auto i = static_cast<std::size_t>(ii);
+      Vec3 f = Vec3::Zero(), t = Vec3::Zero();
+      for (int r = pairOffsets_[i]; r < pairOffsets_[i + 1]; ++r) {
+        const int ref = pairRefs_[static_cast<std::size_t>(r)];
+        if (ref >= 0) {
+          f -= pairForce_[static_cast<std::size_t>(ref)];
+          t += pairTorque_[static_cast<std::size_t>(ref)].i;
+        } else {
+          f += pairForce_[static_cast<std::size_t>(~ref)];
+          t += pairTorque_[static_cast<std::size_t>(~ref)].j;
+        }
+      }
+      particles_.force[i] = f;
+      particles_.torque[i] = t;
+      if (!walls_.empty()) wallForces(static_cast<int>(ii));
+      if (kick != 0) kickParticle(i, kick);
     }
   }
   counters_.narrowPhaseCalls += calls;
@@ -932,29 +1116,6 @@ void Simulation::computeForces(Real kick) {
   counters_.analyticPairTests += analytic;
   counters_.warnings += warnings;
   timings_.narrowPhaseCpuSeconds += narrow;
-
-  const auto n = static_cast<std::int64_t>(particles_.size());
-#pragma omp parallel for schedule(dynamic, 256) if (parallel_)
-  for (std::int64_t ii = 0; ii < n; ++ii) {
-    const auto i = static_cast<std::size_t>(ii);
-    Vec3 f = Vec3::Zero(), t = Vec3::Zero();
-    for (int r = pairOffsets_[i]; r < pairOffsets_[i + 1]; ++r) {
-      const int ref = pairRefs_[static_cast<std::size_t>(r)];
-      if (ref >= 0) {
-        const PairOutput& o = pairOut_[static_cast<std::size_t>(ref)];
-        f -= o.force;
-        t += o.torqueI;
-      } else {
-        const PairOutput& o = pairOut_[static_cast<std::size_t>(~ref)];
-        f += o.force;
-        t += o.torqueJ;
-      }
-    }
-    particles_.force[i] = f;
-    particles_.torque[i] = t;
-    if (!walls_.empty()) wallForces(static_cast<int>(ii));
-    if (kick != 0) kickParticle(i, kick);
-  }
 
   // Free lids: reaction of every particle touching them, summed in particle order.
   for (std::size_t w = 0; w < walls_.size(); ++w) lidForce_[w] = 0;
@@ -992,8 +1153,8 @@ Stats Simulation::stats() const {
   for (std::size_t k = 0; k < pairs_.size(); ++k)
     if (pairs_[k].touching) {
       ++s.contacts;
-      sum += pairOut_[k].depth;
-      s.maxOverlap = std::max(s.maxOverlap, pairOut_[k].depth);
+      sum += pairDepth_[k];
+      s.maxOverlap = std::max(s.maxOverlap, pairDepth_[k]);
       ++count;
     }
   for (const WallContactState& st : wallStates_)
@@ -1012,8 +1173,16 @@ std::vector<ContactInfo> Simulation::contacts() const {
   std::vector<ContactInfo> out;
   for (std::size_t k = 0; k < pairs_.size(); ++k)
     if (pairs_[k].touching) {
-      const PairOutput& o = pairOut_[k];
-      out.push_back({pairs_[k].i, pairs_[k].j, o.point, o.normal, o.depth, o.force});
+      const PairState& p = pairs_[k];
+      PairFrame g = pairFrame_[k];
+      const Real depth = pairDepth_[k];
+      if (p.cache < 0) {  // sphere pair: the kernel's own point and normal, from the positions
+        const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+        const Vec3 d = particles_.position[j] - particles_.position[i];
+        g.normal = d * (1 / d.norm());
+        g.point = particles_.position[i] + g.normal * (sphereRadius_[i] - 0.5 * depth);
+      }
+      out.push_back({p.i, p.j, g.point, g.normal, depth, pairForce_[k]});
     }
   for (std::size_t i = 0; i + 1 < wallOffsets_.size(); ++i)
     for (int k = wallOffsets_[i]; k < wallOffsets_[i + 1]; ++k) {
@@ -1104,7 +1273,10 @@ void Simulation::saveState(std::ostream& out) const {
   writeVec(out, wallReference_);
   writeVec(out, pairs_);
   writeVec(out, caches_);
-  writeVec(out, pairOut_);
+  writeVec(out, pairForce_);
+  writeVec(out, pairTorque_);
+  writeVec(out, pairDepth_);
+  writeVec(out, pairFrame_);
   writeVec(out, pairOffsets_);
   writeVec(out, pairRefs_);
   writeVec(out, stepDisplacement_);
@@ -1132,7 +1304,8 @@ Result<bool> Simulation::loadState(std::istream& in) {
   std::vector<Vec3> origins, velocities;
   ok = ok && readVec(in, origins) && readVec(in, velocities) && readVec(in, lidVelocity_) && readVec(in, lidForce_) &&
        readVec(in, referencePosition_) && readVec(in, wallReference_) && readVec(in, pairs_) && readVec(in, caches_) &&
-       readVec(in, pairOut_) && readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
+       readVec(in, pairForce_) && readVec(in, pairTorque_) &&
+       readVec(in, pairDepth_) && readVec(in, pairFrame_) && readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
        readVec(in, wallOffsets_) && readVec(in, wallStates_);
   if (!ok) return R::failure("checkpoint truncated or corrupt");
   if (particles_.position.size() != np || origins.size() != nw) return R::failure("checkpoint sizes inconsistent");
@@ -1148,6 +1321,7 @@ Result<bool> Simulation::loadState(std::istream& in) {
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
   parallel_ = workEstimate() >= options_.parallelThreshold;
   cacheSphereRadii();
+  computePairConstants();
   return true;
 }
 

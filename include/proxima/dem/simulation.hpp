@@ -156,11 +156,21 @@ class Simulation {
     int cache = -1;             ///< index into caches_ (non-sphere pairs)
     std::uint8_t touching = 0;
   };
-  struct PairOutput {           ///< per step, written by the pair's thread only
-    Vec3 force = Vec3::Zero();  ///< on j
-    Vec3 torqueI = Vec3::Zero(), torqueJ = Vec3::Zero();
+  /// Per step, written by the pair's thread only, one array per quantity so that each loop streams
+  /// only what it reads: pairForce_ (force on j; the one-thread scatter and output), pairTorque_
+  /// (the gather), pairDepth_ (stats), pairFrame_ (point and normal, output; sphere pairs leave it
+  /// empty: both follow from the positions, see contacts()).
+  struct PairTorques {
+    Vec3 i = Vec3::Zero(), j = Vec3::Zero();
+  };
+  struct PairFrame {
     Vec3 point = Vec3::Zero(), normal = Vec3::Zero();
-    Real depth = 0;
+  };
+  /// Constant per listed pair (derived at each rebuild, not checkpointed): the law, √m* and R*.
+  struct PairConstants {
+    const PairLaw* law = nullptr;
+    Real sqrtMass = 0;
+    Real radius = 0;
   };
   static constexpr int kMaxWallPoints = 8;
   struct WallContactState {     ///< particle-wall (plane) or particle-triangle history
@@ -195,8 +205,15 @@ class Simulation {
   /// Tangential force (spring with history + damping, Coulomb-limited by μ fn); updates shear.
   Vec3 tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff, Real fn,
                        Vec3& shear) const;
-  void manifoldForces(PairState& p, PairOutput& o, const ContactResult& r, const ParticleShape& si,
-                      const ParticleShape& sj);
+  void manifoldForces(std::size_t k, const ContactResult& r);
+  /// Sphere-sphere pair k (analytic contact, the whole law inlined); returns whether it touches.
+  /// Scatter: add the force and torques to the two particles too (one thread, see scatter()).
+  template <bool Scatter>
+  bool spherePair(std::size_t k);
+  /// A pair that stopped touching: history reset, slots zeroed (the gather reads every slot).
+  void releasePair(std::size_t k);
+  /// The pair's law, √m*, R* from the particles' materials, masses and shapes.
+  void computePairConstants();
   /// Applies the material law to a contact; returns force on B (j) and updates shear.
   Vec3 contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
                     Vec3& shear, Real& normalForce) const;
@@ -222,10 +239,15 @@ class Simulation {
   std::vector<Vec3> wallReference_;         ///< wall origins at the last rebuild
   std::vector<PairState> pairs_;            ///< sorted by (i, j)
   std::vector<ContactCache> caches_;
-  std::vector<PairOutput> pairOut_;
+  std::vector<Vec3> pairForce_;
+  std::vector<PairTorques> pairTorque_;
+  std::vector<Real> pairDepth_;
+  std::vector<PairFrame> pairFrame_;
+  std::vector<PairConstants> pairConst_;
   std::vector<int> pairOffsets_, pairRefs_; ///< CSR: pairs of particle p (ref >= 0: as i; ~ref: as j)
   std::vector<Real> stepDisplacement_;      ///< max displacement of a body point in the last step
   std::vector<Real> sphereRadius_;          ///< per particle (0 unless a sphere), for the sphere-pair path
+  bool needDisplacement_ = true;            ///< some particle is not a sphere (stepDisplacement_ used)
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;
@@ -235,6 +257,9 @@ class Simulation {
   Counters counters_;
   Timings timings_;
   bool parallel_ = false;  ///< OpenMP loops on (workEstimate() >= parallelThreshold)
+  /// One thread: pair forces are added to the particles in the pair loop (pair order = the order
+  /// of the parallel gather, so the sums are bit-identical) instead of a second gather pass.
+  [[nodiscard]] bool scatter() const;
   /// Particles weighted by their per-step cost: 1 per sphere, 32 per other shape.
   [[nodiscard]] std::int64_t workEstimate() const;
 };
