@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "proxima/dem/threads.hpp"
 #include "proxima/dem/builder.hpp"
 #include "proxima/io/scenario_yaml.hpp"
 
@@ -42,8 +43,7 @@ double cpuSeconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Passive OpenMP waiting unless chosen (see apps/proxima/main.cpp): libgomp reads it at load time.
-  if (!std::getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 1) == 0) execv("/proc/self/exe", argv);
+  proxima::dem::setOpenMpWaiting(argv);  // short spin, then sleep (threads.hpp)
   std::string scene, out;
   long timedSteps = 2000;
   double settleTime = 0.5;

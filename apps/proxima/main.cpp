@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "proxima/dem/threads.hpp"
 #include "proxima/io/shape_json.hpp"
 #include "proxima/narrowphase/distance.hpp"
 #include "proxima/narrowphase/penetration.hpp"
@@ -133,10 +134,7 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenMP threads that spin while waiting make a 2-thread run ~10x slower when another process
-  // holds a core (measured: 0.46 M vs 4.1 M particle-steps/s on 10k spheres). libgomp reads the wait
-  // policy when it loads, so re-execute once with "passive" unless the user chose a policy.
-  if (!std::getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 1) == 0) execv("/proc/self/exe", argv);
+  proxima::dem::setOpenMpWaiting(argv);  // short spin, then sleep (threads.hpp)
   CLI::App app{"proxima: distance queries and contact detection between convex bodies"};
   app.require_subcommand(1);
 

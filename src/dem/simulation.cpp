@@ -499,6 +499,9 @@ void Simulation::rebuildNeighbours() {
   }
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
+  spherePairs_ = 0;
+  for (const PairState& p : pairs_) spherePairs_ += p.cache < 0;
+  partitionPairs();
   pairForce_.assign(pairs_.size(), Vec3::Zero());
   pairTorque_.assign(pairs_.size(), PairTorques{});
   pairDepth_.assign(pairs_.size(), 0);
@@ -759,12 +762,19 @@ bool Simulation::spherePair(std::size_t k) {
   }
   pairForce_[k] = f;
   if constexpr (Scatter) {
-    // The torque slots are not read on one thread; they are rewritten before any gather reads them
-    // (a touching pair rewrites its slot each step, a released pair zeroes it).
-    particles_.force[i] -= f;
-    particles_.torque[i] += ti;
-    particles_.force[j] += f;
-    particles_.torque[j] += tj;
+    // Added to the particles this thread owns outright (see partitionPairs); a boundary particle
+    // gathers its pairs' slots instead, so its torque slots must be written. Other torque slots
+    // are not read (a touching pair rewrites its slot each step, a released pair zeroes it).
+    const bool bi = boundary_[i], bj = boundary_[j];
+    if (!bi) {
+      particles_.force[i] -= f;
+      particles_.torque[i] += ti;
+    }
+    if (!bj) {
+      particles_.force[j] += f;
+      particles_.torque[j] += tj;
+    }
+    if (bi || bj) pairTorque_[k] = {ti, tj};
   } else {
     pairTorque_[k] = {ti, tj};
   }
@@ -1022,98 +1032,145 @@ void Simulation::wallForces(int ii) {
   }
 }
 
-bool Simulation::scatter() const { return !parallel_ || omp_get_max_threads() == 1; }
+void Simulation::partitionPairs() {
+  const std::size_t n = particles_.size(), np = pairs_.size();
+  const int threads = parallel_ ? omp_get_max_threads() : 1;
+  boundary_.assign(n, 0);
+  rangePair_.clear();
+  rangeParticle_.clear();
+  if (threads > 1 && spherePairs_ != static_cast<std::int64_t>(np)) return;  // slots + gather
+  // Ranges of particles holding about np / threads pairs each (pairs are sorted by i).
+  rangePair_.push_back(0);
+  rangeParticle_.push_back(0);
+  for (int t = 1; t < threads; ++t) {
+    const std::size_t k = np * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+    const int m = k < np ? std::max(pairs_[k].i, rangeParticle_.back()) : static_cast<int>(n);
+    std::size_t first = static_cast<std::size_t>(rangePair_.back());
+    while (first < np && pairs_[first].i < m) ++first;
+    rangePair_.push_back(static_cast<std::int64_t>(first));
+    rangeParticle_.push_back(m);
+  }
+  rangePair_.push_back(static_cast<std::int64_t>(np));
+  rangeParticle_.push_back(static_cast<int>(n));
+  // Boundary particles: the second particle of a pair done by an earlier range.
+  for (std::size_t t = 0; t + 1 < rangePair_.size(); ++t)
+    for (auto k = static_cast<std::size_t>(rangePair_[t]); k < static_cast<std::size_t>(rangePair_[t + 1]); ++k)
+      if (pairs_[k].j >= rangeParticle_[t + 1]) boundary_[static_cast<std::size_t>(pairs_[k].j)] = 1;
+}
 
-void Simulation::computeForces(Real kick) {
-  const auto np = static_cast<std::int64_t>(pairs_.size());
-  const auto n = static_cast<std::int64_t>(particles_.size());
-  std::int64_t calls = 0, skipped = 0, analytic = 0, warnings = 0;
-  double narrow = 0;
-  // (a function of the variables, not a lambda capturing them: the parallel loop's reduction
-  // must see its private copies)
-  const auto count = [](int code, std::int64_t& nCalls, std::int64_t& nSkipped, std::int64_t& nAnalytic,
-                        std::int64_t& nWarnings) {
-    switch (code) {
-      case kAnalytic: ++nAnalytic; break;
-      case kSkipped: ++nSkipped; break;
-      case kWarning: ++nWarnings; ++nCalls; break;
-      default: ++nCalls; break;
+// Pairs [k0, k1) (at most kPairBlock) in two passes: a branch-free sweep marks the pairs with
+// work (sphere pairs that overlap or were touching, every other pair), then those are done in pair
+// order. Half of a bed's listed sphere pairs are apart; the sweep spares them a mispredicted branch.
+template <bool Scatter>
+void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped,
+                           std::int64_t& warnings, double& narrow) {
+  std::uint32_t active[kPairBlock];
+  const Vec3* x = particles_.position.data();
+  const Real* radius = sphereRadius_.data();
+  int nActive = 0;
+  for (std::int64_t k = k0; k < k1; ++k) {
+    const PairState& p = pairs_[static_cast<std::size_t>(k)];
+    const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+    const Real r = radius[i] + radius[j];
+    const bool work = p.cache >= 0 || p.touching || (x[j] - x[i]).squaredNorm() < r * r;
+    active[nActive] = static_cast<std::uint32_t>(k - k0);
+    nActive += work;
+  }
+  for (int a = 0; a < nActive; ++a) {
+    const auto k = static_cast<std::size_t>(k0 + active[a]);
+    PairState& p = pairs_[k];
+    if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)
+      if (!spherePair<Scatter>(k)) releasePair(k);
+      continue;
     }
-  };
-  if (scatter()) {
-    // One thread: each touching pair's force goes to its two particles right away. Per particle
-    // the additions come in pair order, as in the gather below, so the sums are bit-identical.
-    std::fill(particles_.force.begin(), particles_.force.end(), Vec3::Zero());
-    std::fill(particles_.torque.begin(), particles_.torque.end(), Vec3::Zero());
-    // Blocks of pairs in two passes: a branch-free sweep marks the pairs with work (sphere pairs
-    // that overlap or were touching, every other pair), then those are done in pair order. Half of
-    // a bed's listed sphere pairs are apart; the sweep spares them a mispredicted branch each.
-    constexpr std::int64_t kBlock = 256;
-    std::uint32_t active[kBlock];
-    const Vec3* x = particles_.position.data();
-    const Real* radius = sphereRadius_.data();
-    for (std::int64_t k0 = 0; k0 < np; k0 += kBlock) {
-      const std::int64_t k1 = std::min(np, k0 + kBlock);
-      int nActive = 0;
-      for (std::int64_t k = k0; k < k1; ++k) {
-        const PairState& p = pairs_[static_cast<std::size_t>(k)];
-        const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
-        const Real r = radius[i] + radius[j];
-        const bool work = p.cache >= 0 || p.touching || (x[j] - x[i]).squaredNorm() < r * r;
-        active[nActive] = static_cast<std::uint32_t>(k - k0);
-        nActive += work;
-      }
-      for (int a = 0; a < nActive; ++a) {
-        const auto kk = static_cast<std::size_t>(k0 + active[a]);
-        PairState& p = pairs_[kk];
-        if (p.cache < 0) {  // sphere pair: the kernel adds its forces itself
-          if (!spherePair<true>(kk)) releasePair(kk);
-          continue;
-        }
-        count(pairForces(kk, narrow), calls, skipped, analytic, warnings);
-        if (!p.touching) continue;
-        const Vec3& f = pairForce_[kk];
-        const PairTorques& t = pairTorque_[kk];
-        const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+    switch (pairForces(k, narrow)) {
+      case kSkipped: ++skipped; break;
+      case kWarning: ++warnings; ++calls; break;
+      default: ++calls; break;
+    }
+    if constexpr (Scatter) {
+      if (!p.touching) continue;
+      const Vec3& f = pairForce_[k];
+      const PairTorques& t = pairTorque_[k];
+      const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+      if (!boundary_[i]) {
         particles_.force[i] -= f;
         particles_.torque[i] += t.i;
+      }
+      if (!boundary_[j]) {
         particles_.force[j] += f;
         particles_.torque[j] += t.j;
       }
     }
-    for (const PairState& p : pairs_) analytic += p.cache < 0;
-    for (std::int64_t ii = 0; ii < n; ++ii) {
-      if (!walls_.empty()) wallForces(static_cast<int>(ii));
-      if (kick != 0) kickParticle(static_cast<std::size_t>(ii), kick);
-    }
-  } else {
-#pragma omp parallel for schedule(dynamic, 128) reduction(+ : calls, skipped, analytic, warnings, narrow)
-    for (std::int64_t k = 0; k < np; ++k)
-      count(pairForces(static_cast<std::size_t>(k), narrow), calls, skipped, analytic, warnings);
+  }
+}
 
-#pragma omp parallel for schedule(dynamic, 256)
+void Simulation::computeForces(Real kick) {
+  const auto np = static_cast<std::int64_t>(pairs_.size());
+  const auto n = static_cast<std::int64_t>(particles_.size());
+  std::int64_t calls = 0, skipped = 0, warnings = 0;
+  double narrow = 0;
+  // Each particle's force is the sum of its pairs' forces in pair order, whatever the thread
+  // count (bit-identical results):
+  //  - owner ranges (one thread, or sphere-only systems): thread t does the pairs of its particle
+  //    range in order and adds their forces to the particles it owns outright; a boundary particle
+  //    (in a pair of another range) then sums its pairs' slots in pair order;
+  //  - otherwise (narrow-phase pairs, whose costs vary too much for fixed ranges): pairs in dynamic
+  //    blocks into slots, then every particle sums its slots in pair order.
+  auto gather = [this](std::size_t i) {
+    Vec3 f = Vec3::Zero(), t = Vec3::Zero();
+    for (int r = pairOffsets_[i]; r < pairOffsets_[i + 1]; ++r) {
+      const int ref = pairRefs_[static_cast<std::size_t>(r)];
+      if (ref >= 0) {
+        f -= pairForce_[static_cast<std::size_t>(ref)];
+        t += pairTorque_[static_cast<std::size_t>(ref)].i;
+      } else {
+        f += pairForce_[static_cast<std::size_t>(~ref)];
+        t += pairTorque_[static_cast<std::size_t>(~ref)].j;
+      }
+    }
+    particles_.force[i] = f;
+    particles_.torque[i] = t;
+  };
+  auto finish = [this, kick](std::size_t i) {
+    if (!walls_.empty()) wallForces(static_cast<int>(i));
+    if (kick != 0) kickParticle(i, kick);
+  };
+  const auto ranges = static_cast<std::int64_t>(rangePair_.size()) - 1;
+  if (ranges >= 1) {
+#pragma omp parallel for schedule(static, 1) reduction(+ : calls, skipped, warnings, narrow) if (ranges > 1)
+    for (std::int64_t t = 0; t < ranges; ++t) {
+      const auto ts = static_cast<std::size_t>(t);
+      for (int i = rangeParticle_[ts]; i < rangeParticle_[ts + 1]; ++i) {
+        particles_.force[static_cast<std::size_t>(i)].setZero();
+        particles_.torque[static_cast<std::size_t>(i)].setZero();
+      }
+      for (std::int64_t k0 = rangePair_[ts]; k0 < rangePair_[ts + 1]; k0 += kPairBlock)
+        pairBlock<true>(k0, std::min(rangePair_[ts + 1], k0 + kPairBlock), calls, skipped, warnings, narrow);
+    }
+#pragma omp parallel for schedule(static) if (ranges > 1)
     for (std::int64_t ii = 0; ii < n; ++ii) {
       const auto i = static_cast<std::size_t>(ii);
-      Vec3 f = Vec3::Zero(), t = Vec3::Zero();
-      for (int r = pairOffsets_[i]; r < pairOffsets_[i + 1]; ++r) {
-        const int ref = pairRefs_[static_cast<std::size_t>(r)];
-        if (ref >= 0) {
-          f -= pairForce_[static_cast<std::size_t>(ref)];
-          t += pairTorque_[static_cast<std::size_t>(ref)].i;
-        } else {
-          f += pairForce_[static_cast<std::size_t>(~ref)];
-          t += pairTorque_[static_cast<std::size_t>(~ref)].j;
-        }
+      if (boundary_[i]) gather(i);
+      finish(i);
+    }
+  } else {
+    const std::int64_t blocks = (np + kPairBlock - 1) / kPairBlock;
+#pragma omp parallel reduction(+ : calls, skipped, warnings, narrow)
+    {
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t b = 0; b < blocks; ++b)
+        pairBlock<false>(b * kPairBlock, std::min(np, (b + 1) * kPairBlock), calls, skipped, warnings, narrow);
+#pragma omp for schedule(dynamic, 256)
+      for (std::int64_t ii = 0; ii < n; ++ii) {
+        gather(static_cast<std::size_t>(ii));
+        finish(static_cast<std::size_t>(ii));
       }
-      particles_.force[i] = f;
-      particles_.torque[i] = t;
-      if (!walls_.empty()) wallForces(static_cast<int>(ii));
-      if (kick != 0) kickParticle(i, kick);
     }
   }
   counters_.narrowPhaseCalls += calls;
   counters_.narrowPhaseSkipped += skipped;
-  counters_.analyticPairTests += analytic;
+  counters_.analyticPairTests += spherePairs_;
   counters_.warnings += warnings;
   timings_.narrowPhaseCpuSeconds += narrow;
 
@@ -1322,6 +1379,9 @@ Result<bool> Simulation::loadState(std::istream& in) {
   parallel_ = workEstimate() >= options_.parallelThreshold;
   cacheSphereRadii();
   computePairConstants();
+  spherePairs_ = 0;
+  for (const PairState& p : pairs_) spherePairs_ += p.cache < 0;
+  partitionPairs();
   return true;
 }
 

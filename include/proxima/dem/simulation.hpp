@@ -207,9 +207,15 @@ class Simulation {
                        Vec3& shear) const;
   void manifoldForces(std::size_t k, const ContactResult& r);
   /// Sphere-sphere pair k (analytic contact, the whole law inlined); returns whether it touches.
-  /// Scatter: add the force and torques to the two particles too (one thread, see scatter()).
+  /// Scatter: add the force and torques to the particles not on a range boundary (partitionPairs).
   template <bool Scatter>
   bool spherePair(std::size_t k);
+  static constexpr std::int64_t kPairBlock = 256;
+  template <bool Scatter>
+  void pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped,
+                 std::int64_t& warnings, double& narrow);
+  /// Owner ranges for the force loop (one per thread; none = slots + gather), and boundary_.
+  void partitionPairs();
   /// A pair that stopped touching: history reset, slots zeroed (the gather reads every slot).
   void releasePair(std::size_t k);
   /// The pair's law, √m*, R* from the particles' materials, masses and shapes.
@@ -244,6 +250,7 @@ class Simulation {
   std::vector<Real> pairDepth_;
   std::vector<PairFrame> pairFrame_;
   std::vector<PairConstants> pairConst_;
+  std::int64_t spherePairs_ = 0;            ///< listed sphere-sphere pairs (analytic tests per step)
   std::vector<int> pairOffsets_, pairRefs_; ///< CSR: pairs of particle p (ref >= 0: as i; ~ref: as j)
   std::vector<Real> stepDisplacement_;      ///< max displacement of a body point in the last step
   std::vector<Real> sphereRadius_;          ///< per particle (0 unless a sphere), for the sphere-pair path
@@ -257,9 +264,12 @@ class Simulation {
   Counters counters_;
   Timings timings_;
   bool parallel_ = false;  ///< OpenMP loops on (workEstimate() >= parallelThreshold)
-  /// One thread: pair forces are added to the particles in the pair loop (pair order = the order
-  /// of the parallel gather, so the sums are bit-identical) instead of a second gather pass.
-  [[nodiscard]] bool scatter() const;
+  /// Owner ranges (partitionPairs): pairs [rangePair_[t], rangePair_[t+1]) have their first
+  /// particle in [rangeParticle_[t], rangeParticle_[t+1]); boundary_[p] = 1 if p is the second
+  /// particle of a pair of an earlier range (its force is gathered from the pair slots).
+  std::vector<std::int64_t> rangePair_;
+  std::vector<int> rangeParticle_;
+  std::vector<std::uint8_t> boundary_;
   /// Particles weighted by their per-step cost: 1 per sphere, 32 per other shape.
   [[nodiscard]] std::int64_t workEstimate() const;
 };
