@@ -292,8 +292,10 @@ void Simulation::driftParticle(std::size_t i, Real h) {
     const Real x2 = 0.25 * h * h * w2;  // (half angle)²
     Real sinc = 0, c = 0;               // sin(half) / half, cos(half)
     if (x2 < 1e-4) {
-      sinc = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42));
-      c = 1 - x2 / 2 * (1 - x2 / 12 * (1 - x2 / 30 * (1 - x2 / 56)));
+      // (reciprocals as constants: a division by 6 is not compiled into a multiplication)
+      constexpr Real k6 = 1.0 / 6, k20 = 1.0 / 20, k42 = 1.0 / 42, k12 = 1.0 / 12, k30 = 1.0 / 30, k56 = 1.0 / 56;
+      sinc = 1 - x2 * k6 * (1 - x2 * k20 * (1 - x2 * k42));
+      c = 1 - 0.5 * x2 * (1 - x2 * k12 * (1 - x2 * k30 * (1 - x2 * k56)));
     } else {
       const Real half = std::sqrt(x2);
       sinc = std::sin(half) / half;
@@ -778,9 +780,18 @@ bool Simulation::spherePair(std::size_t k) {
   } else {
     pairTorque_[k] = {ti, tj};
   }
-  pairDepth_[k] = depth;
-  p.touching = 1;
+  p.touching = 1;  // (the depth is not stored: touchingDepth recomputes it, one less stream)
   return true;
+}
+
+Real Simulation::touchingDepth(std::size_t k) const {
+  const PairState& p = pairs_[k];
+  if (p.cache >= 0) return pairDepth_[k];
+  // Sphere pair: the kernel's own arithmetic on the positions it used (they change only at the
+  // next drift), so the same bits.
+  const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
+  const Vec3 d = particles_.position[j] - particles_.position[i];
+  return sphereRadius_[i] + sphereRadius_[j] - std::sqrt(d.squaredNorm());
 }
 
 void Simulation::releasePair(std::size_t k) {
@@ -1077,7 +1088,9 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
     const PairState& p = pairs_[static_cast<std::size_t>(k)];
     const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
     const Real r = radius[i] + radius[j];
-    const bool work = p.cache >= 0 || p.touching || (x[j] - x[i]).squaredNorm() < r * r;
+    // (bitwise, not short-circuit: no branch)
+    const int work = static_cast<int>(p.cache >= 0) | static_cast<int>(p.touching != 0) |
+                     static_cast<int>((x[j] - x[i]).squaredNorm() < r * r);
     active[nActive] = static_cast<std::uint32_t>(k - k0);
     nActive += work;
   }
@@ -1215,8 +1228,9 @@ Stats Simulation::stats() const {
   for (std::size_t k = 0; k < pairs_.size(); ++k)
     if (pairs_[k].touching) {
       ++s.contacts;
-      sum += pairDepth_[k];
-      s.maxOverlap = std::max(s.maxOverlap, pairDepth_[k]);
+      const Real depth = touchingDepth(k);
+      sum += depth;
+      s.maxOverlap = std::max(s.maxOverlap, depth);
       ++count;
     }
   for (const WallContactState& st : wallStates_)
@@ -1237,7 +1251,7 @@ std::vector<ContactInfo> Simulation::contacts() const {
     if (pairs_[k].touching) {
       const PairState& p = pairs_[k];
       PairFrame g = pairFrame_[k];
-      const Real depth = pairDepth_[k];
+      const Real depth = touchingDepth(k);
       if (p.cache < 0) {  // sphere pair: the kernel's own point and normal, from the positions
         const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
         const Vec3 d = particles_.position[j] - particles_.position[i];

@@ -157,9 +157,9 @@ class Simulation {
     std::uint8_t touching = 0;
   };
   /// Per step, written by the pair's thread only, one array per quantity so that each loop streams
-  /// only what it reads: pairForce_ (force on j; the one-thread scatter and output), pairTorque_
-  /// (the gather), pairDepth_ (stats), pairFrame_ (point and normal, output; sphere pairs leave it
-  /// empty: both follow from the positions, see contacts()).
+  /// only what it reads: pairForce_ (force on j; scatter, gather and output), pairTorque_ (the
+  /// gather), pairDepth_ (stats; narrow-phase pairs only, see touchingDepth), pairFrame_ (point and
+  /// normal for output; narrow-phase pairs only: a sphere pair's follow from the positions).
   struct PairTorques {
     Vec3 i = Vec3::Zero(), j = Vec3::Zero();
   };
@@ -216,6 +216,8 @@ class Simulation {
                  std::int64_t& warnings, double& narrow);
   /// Owner ranges for the force loop (one per thread; none = slots + gather), and boundary_.
   void partitionPairs();
+  /// Depth of touching pair k (stored for narrow-phase pairs, recomputed for sphere pairs).
+  [[nodiscard]] Real touchingDepth(std::size_t k) const;
   /// A pair that stopped touching: history reset, slots zeroed (the gather reads every slot).
   void releasePair(std::size_t k);
   /// The pair's law, √m*, R* from the particles' materials, masses and shapes.
