@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--proxima", nargs="*", default=[])
     ap.add_argument("--peers", nargs="*", default=[])
     ap.add_argument("--doc", default="docs/benchmarks.md")
+    ap.add_argument("--note", action="append", default=[], help="a paragraph printed after the commands (repeatable)")
     a = ap.parse_args()
     prox, peers = load(a.proxima), load(a.peers)
     rows = {}
@@ -58,7 +59,8 @@ def main():
         if scene == "polyhedra" and r.get("particles"):
             scene = f"polyhedra{r['particles'] // 1000}k"
         rows.setdefault(scene, []).append(
-            dict(peer=f"{r['peer']} {' '.join(str(r.get('version', '')).split()[:2])}".strip(), n=r.get("particles"), rate=r.get("particle_steps_per_s"),
+            dict(peer=f"{r['peer']} {' '.join(str(r.get('version', '')).split()[:2])}".strip()
+                 + (f" (window {r['window']})" if isinstance(r.get("window"), int) else ""), n=r.get("particles"), rate=r.get("particle_steps_per_s"),
                  share=r.get("timed_cpu_share"), per_cpu=r.get("particle_steps_per_cpu_s"), rss=r.get("peak_rss_mb"),
                  settled=r.get("settled"), name=r["peer"]))
     lines = ["## Whole simulations (`proxima_bench_dem`, peers via `bench/sim/run_peers.py`)", "",
@@ -69,7 +71,9 @@ def main():
              "```", "cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release && cmake --build build-bench -j2 --target proxima_bench_dem",
              "build-bench/bench/proxima_bench_dem bench/sim/scenes/spheres10k.yaml --timed-steps 5000 --threads 1,2 --out prox.json",
              "python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts,lammps,yade --out peers.json",
-             "python3 bench/sim/report_sim.py --proxima docs/bench-data/proxima_*.json --peers bench/sim/results/peers-measured.json", "```", ""]
+             "python3 bench/sim/report_sim.py --proxima docs/bench-data/proxima_*.json --peers bench/sim/results/peers-2026-11-22.json", "```", ""]
+    for note in a.note:
+        lines += [note, ""]
     for scene, rs in rows.items():
         ref = max((r["per_cpu"] for r in rs if r.get("name") == "liggghts" and r.get("per_cpu")), default=None)
         lines += [f"### {scene}", "", "| code | particles | particle-steps/s (wall) | CPU share | per CPU-second | vs LIGGGHTS (per CPU-s) | peak RSS MB | settled |",
