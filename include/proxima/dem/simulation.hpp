@@ -7,8 +7,10 @@
 //   neighbour lists rebuilt if a particle moved more than skin/2 since the last build
 //   contact forces at the new positions (narrow phase skipped while the bound stays > 0)
 //   v += (F/m + g) dt/2, L += τ dt/2
-// Determinism: pair forces are computed in parallel into per-pair slots and gathered per particle
-// in a fixed order, so results are bit-identical for any OpenMP thread count.
+// Determinism: each particle's force is the sum of its pairs' forces in pair order, whatever the
+// thread count (computeForces: one thread adds them in the pair loop; sphere beds give each thread a
+// particle range and gather only the particles shared by two ranges; other systems gather every
+// particle from per-pair slots), so results are bit-identical for any OpenMP thread count.
 #pragma once
 
 #include <cstdint>
