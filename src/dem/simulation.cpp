@@ -97,7 +97,7 @@ bool readPod(std::istream& in, T& x) {
   return static_cast<bool>(in);
 }
 
-constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '2'};
+constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '3'};
 
 // Conservative AABB-vs-AABB test.
 inline bool boxesOverlap(const Vec3& ca, Real ha, const Vec3& lo, const Vec3& hi) {
@@ -506,8 +506,8 @@ void Simulation::rebuildNeighbours() {
   partitionPairs();
   pairForce_.assign(pairs_.size(), Vec3::Zero());
   pairTorque_.assign(pairs_.size(), PairTorques{});
-  pairDepth_.assign(pairs_.size(), 0);
-  pairFrame_.assign(pairs_.size(), PairFrame{});
+  pairDepth_.assign(caches_.size(), 0);  // narrow-phase pairs only: indexed by the pair's cache
+  pairFrame_.assign(caches_.size(), PairFrame{});
   computePairConstants();
 
   // CSR of each particle's pairs, in pair order (fixed summation order => thread-count independent).
@@ -675,8 +675,8 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r) {
   ti -= (c - xi).cross(ft);
   pairForce_[k] = force;
   pairTorque_[k] = {ti, tj};
-  pairDepth_[k] = std::max(depthMax, r.depth);
-  pairFrame_[k] = {c, n};
+  pairDepth_[static_cast<std::size_t>(p.cache)] = std::max(depthMax, r.depth);
+  pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
   p.touching = 1;
 }
 
@@ -786,7 +786,7 @@ bool Simulation::spherePair(std::size_t k) {
 
 Real Simulation::touchingDepth(std::size_t k) const {
   const PairState& p = pairs_[k];
-  if (p.cache >= 0) return pairDepth_[k];
+  if (p.cache >= 0) return pairDepth_[static_cast<std::size_t>(p.cache)];
   // Sphere pair: the kernel's own arithmetic on the positions it used (they change only at the
   // next drift), so the same bits.
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
@@ -801,18 +801,15 @@ void Simulation::releasePair(std::size_t k) {
   p.shear.setZero();
   pairForce_[k].setZero();
   pairTorque_[k] = PairTorques{};
-  pairDepth_[k] = 0;
+  if (p.cache >= 0) pairDepth_[static_cast<std::size_t>(p.cache)] = 0;
 }
 
 int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   PairState& p = pairs_[k];
   // Slots of non-touching pairs stay zero (the gather reads every slot); only a pair that stops
   // touching clears its slot, so separated pairs cost no writes.
+  // (narrow-phase pairs only: pairBlock does sphere pairs itself)
   auto release = [this, k] { releasePair(k); };
-  if (p.cache < 0) {
-    if (!spherePair<false>(k)) release();
-    return kAnalytic;
-  }
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   const Vec3& xi = particles_.position[i];
   const Vec3& xj = particles_.position[j];
@@ -867,8 +864,8 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   }
   pairForce_[k] = f;
   pairTorque_[k] = t;
-  pairDepth_[k] = depth;
-  pairFrame_[k] = {c, n};
+  pairDepth_[static_cast<std::size_t>(p.cache)] = depth;
+  pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
   p.touching = 1;
   return kNarrow;
 }
@@ -1250,9 +1247,11 @@ std::vector<ContactInfo> Simulation::contacts() const {
   for (std::size_t k = 0; k < pairs_.size(); ++k)
     if (pairs_[k].touching) {
       const PairState& p = pairs_[k];
-      PairFrame g = pairFrame_[k];
       const Real depth = touchingDepth(k);
-      if (p.cache < 0) {  // sphere pair: the kernel's own point and normal, from the positions
+      PairFrame g;
+      if (p.cache >= 0) {
+        g = pairFrame_[static_cast<std::size_t>(p.cache)];
+      } else {  // sphere pair: the kernel's own point and normal, from the positions
         const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
         const Vec3 d = particles_.position[j] - particles_.position[i];
         g.normal = d * (1 / d.norm());

@@ -160,8 +160,8 @@ class Simulation {
   };
   /// Per step, written by the pair's thread only, one array per quantity so that each loop streams
   /// only what it reads: pairForce_ (force on j; scatter, gather and output), pairTorque_ (the
-  /// gather), pairDepth_ (stats; narrow-phase pairs only, see touchingDepth), pairFrame_ (point and
-  /// normal for output; narrow-phase pairs only: a sphere pair's follow from the positions).
+  /// gather), pairDepth_ (stats) and pairFrame_ (point and normal for output), these two only for
+  /// narrow-phase pairs, indexed by the pair's cache (a sphere pair's follow from the positions).
   struct PairTorques {
     Vec3 i = Vec3::Zero(), j = Vec3::Zero();
   };
