@@ -15,13 +15,24 @@ namespace proxima::dem {
 
 namespace {
 
-// Rotation by `angle` about body axis k (0, 1, 2) as a unit quaternion.
-Quat axisQuat(int k, Real angle) {
-  const Real h = 0.5 * angle;
-  Quat q(std::cos(h), 0, 0, 0);
-  q.coeffs()[k] = std::sin(h);  // Eigen stores (x, y, z, w)
-  return q;
+// sin(y)/y and cos(y) from y². Below y² = 1e-4 (every rotation of a DEM step in practice) the
+// truncated Taylor series are exact to double precision (next terms < 1e-20) and avoid sincos; the
+// reciprocals are constants because a division by 6 is not compiled into a multiplication.
+inline void sincAndCos(Real y2, Real& sinc, Real& c) {
+  if (y2 < 1e-4) {
+    constexpr Real k6 = 1.0 / 6, k20 = 1.0 / 20, k42 = 1.0 / 42, k12 = 1.0 / 12, k30 = 1.0 / 30, k56 = 1.0 / 56;
+    sinc = 1 - y2 * k6 * (1 - y2 * k20 * (1 - y2 * k42));
+    c = 1 - 0.5 * y2 * (1 - y2 * k12 * (1 - y2 * k30 * (1 - y2 * k56)));
+  } else {
+    const Real y = std::sqrt(y2);
+    sinc = std::sin(y) / y;
+    c = std::cos(y);
+  }
 }
+
+// A product of unit quaternions has |q|² = 1 + O(1e-16): one Newton step of 1/√ about 1,
+// (3 - |q|²)/2, renormalises it to O(1e-32) without a square root or a division.
+inline void renormalise(Quat& q) { q.coeffs() *= 0.5 * (3 - q.coeffs().squaredNorm()); }
 
 // Torque-free rigid-body rotation over h by the symplectic splitting of Dullweber, Leimkuhler &
 // McLachlan (J. Chem. Phys. 107, 1997): the free-rotor Hamiltonian Σ L_k²/(2 I_k) is split into one
@@ -38,9 +49,18 @@ void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
     if (!(inertia[k] > 0)) continue;
     const Real theta = kFraction[s] * h * lb[k] / inertia[k];
     if (theta == 0) continue;
-    q = (q * axisQuat(k, theta)).normalized();
+    // Sub-rotation by θ about body axis k: quaternion (cos θ/2, sin θ/2 e_k); the momentum turns by
+    // θ with cos θ = 1 - 2 sin² θ/2 and sin θ = 2 sin θ/2 cos θ/2.
+    const Real y = 0.5 * theta;
+    Real sinc = 0, ch = 0;
+    sincAndCos(y * y, sinc, ch);
+    const Real sh = y * sinc;
+    Quat r(ch, 0, 0, 0);
+    r.coeffs()[k] = sh;  // Eigen stores (x, y, z, w)
+    q = q * r;
+    renormalise(q);
     const int a = (k + 1) % 3, b = (k + 2) % 3;
-    const Real c = std::cos(theta), sn = std::sin(theta);
+    const Real c = 1 - 2 * sh * sh, sn = 2 * sh * ch;
     const Real la = lb[a], lbb = lb[b];
     lb[a] = c * la + sn * lbb;
     lb[b] = -sn * la + c * lbb;
@@ -287,26 +307,13 @@ void Simulation::driftParticle(std::size_t i, Real h) {
   const Real w2 = w.squaredNorm();
   if (w2 > 0 && isotropic(particles_.inertia[i])) {
     // Isotropic inertia: ω is constant in free flight, one exact rotation by |ω| h about ω.
-    // Below a half angle of 1e-2 rad (every DEM step in practice) the truncated Taylor series of
-    // sin(x)/x and cos(x) are exact to double precision (next terms < 1e-20) and avoid sincos.
     const Real x2 = 0.25 * h * h * w2;  // (half angle)²
     Real sinc = 0, c = 0;               // sin(half) / half, cos(half)
-    if (x2 < 1e-4) {
-      // (reciprocals as constants: a division by 6 is not compiled into a multiplication)
-      constexpr Real k6 = 1.0 / 6, k20 = 1.0 / 20, k42 = 1.0 / 42, k12 = 1.0 / 12, k30 = 1.0 / 30, k56 = 1.0 / 56;
-      sinc = 1 - x2 * k6 * (1 - x2 * k20 * (1 - x2 * k42));
-      c = 1 - 0.5 * x2 * (1 - x2 * k12 * (1 - x2 * k30 * (1 - x2 * k56)));
-    } else {
-      const Real half = std::sqrt(x2);
-      sinc = std::sin(half) / half;
-      c = std::cos(half);
-    }
+    sincAndCos(x2, sinc, c);
     const Vec3 axis = w * (0.5 * h * sinc);  // sin(half) ω/|ω|
     Quat& q = particles_.orientation[i];
     q = Quat(c, axis.x(), axis.y(), axis.z()) * q;
-    // The product of unit quaternions has |q|² = 1 + O(1e-16): one Newton step of 1/√ about 1,
-    // (3 - |q|²)/2, renormalises it to O(1e-32) without a square root or a division.
-    q.coeffs() *= 0.5 * (3 - q.coeffs().squaredNorm());
+    renormalise(q);
     if (needDisplacement_) angle = 2 * std::sqrt(x2);
   } else if (w2 > 0) {
     Quat& q = particles_.orientation[i];
@@ -823,8 +830,8 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
     return kSkipped;
   }
   const auto t0 = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const ContactResult r = contact(si.shape, poseOf(p.i), sj.shape, poseOf(p.j), options_.narrowPhase,
-                                  &caches_[static_cast<std::size_t>(p.cache)]);
+  const ContactResult r =
+      contact(si.shape, pose_[i], sj.shape, pose_[j], options_.narrowPhase, &caches_[static_cast<std::size_t>(p.cache)]);
   if (options_.profile) narrowSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
     p.bound = 0;
@@ -880,7 +887,7 @@ void Simulation::wallForces(int ii) {
   if (wallOffsets_[i] == wallOffsets_[i + 1]) return;
   // The particle's pose, once for all its wall contacts (polyhedral vertices, supports, triangles).
   // (spheres need neither on planes)
-  const Transform pose = s.isSphere ? Transform() : poseOf(ii);
+  const Transform pose = s.isSphere ? Transform() : pose_[i];
   const Mat3 r = s.isSphere ? Mat3(Mat3::Identity()) : particles_.orientation[i].toRotationMatrix();
   constexpr int kSeen = 16;
   int meshSeen = 0, seenWall[kSeen];
@@ -1123,6 +1130,12 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
 void Simulation::computeForces(Real kick) {
   const auto np = static_cast<std::int64_t>(pairs_.size());
   const auto n = static_cast<std::int64_t>(particles_.size());
+  if (needDisplacement_) {
+    // Poses for the narrow phase and wall contacts, once per particle instead of per call.
+    pose_.resize(particles_.size());
+#pragma omp parallel for schedule(static) if (parallel_)
+    for (std::int64_t i = 0; i < n; ++i) pose_[static_cast<std::size_t>(i)] = poseOf(static_cast<int>(i));
+  }
   std::int64_t calls = 0, skipped = 0, warnings = 0;
   double narrow = 0;
   // Each particle's force is the sum of its pairs' forces in pair order, whatever the thread

@@ -259,6 +259,7 @@ class Simulation {
   std::vector<Real> stepDisplacement_;      ///< max displacement of a body point in the last step
   std::vector<Real> sphereRadius_;          ///< per particle (0 unless a sphere), for the sphere-pair path
   bool needDisplacement_ = true;            ///< some particle is not a sphere (stepDisplacement_ used)
+  std::vector<Transform> pose_;             ///< per particle at this step's forces (if needDisplacement_)
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;
