@@ -30,6 +30,29 @@ inline void sincAndCos(Real y2, Real& sinc, Real& c) {
   }
 }
 
+// Tangential spring with history (tangentialForce and the sphere kernel): the history rotated into
+// the current tangent plane (normal n) keeping its length, incremented by vt dt; force
+// -kt s - gt vt, Coulomb-limited to `limit` with the spring reset so that spring + damping equal the
+// limit on slip. Updates `shear`, returns the tangential force.
+inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, Real gt, Real limit, Real dt) {
+  Vec3 s = shear;
+  const Real len2 = s.squaredNorm();
+  if (len2 > 0) {
+    s -= s.dot(n) * n;
+    const Real proj2 = s.squaredNorm();
+    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
+  }
+  s += vt * dt;
+  Vec3 ft = -kt * s - gt * vt;
+  const Real ft2 = ft.squaredNorm();
+  if (ft2 > limit * limit) {
+    ft *= limit / std::sqrt(ft2);
+    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
+  }
+  shear = s;
+  return ft;
+}
+
 // A product of unit quaternions has |q|² = 1 + O(1e-16): one Newton step of 1/√ about 1,
 // (3 - |q|²)/2, renormalises it to O(1e-32) without a square root or a division.
 inline void renormalise(Quat& q) { q.coeffs() *= 0.5 * (3 - q.coeffs().squaredNorm()); }
@@ -508,8 +531,6 @@ void Simulation::rebuildNeighbours() {
   }
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
-  spherePairs_ = 0;
-  for (const PairState& p : pairs_) spherePairs_ += p.cache < 0;
   partitionPairs();
   pairForce_.assign(pairs_.size(), Vec3::Zero());
   pairTorque_.assign(pairs_.size(), PairTorques{});
@@ -593,16 +614,6 @@ Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, Real mEff,
 
 Vec3 Simulation::tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff,
                                  Real fn, Vec3& shear) const {
-  // Tangential spring history rotated into the current tangent plane (contact frame rotation),
-  // keeping its length, then incremented by the tangential displacement of this step.
-  Vec3 s = shear;
-  const Real len2 = s.squaredNorm();
-  if (len2 > 0) {
-    s -= s.dot(n) * n;
-    const Real proj2 = s.squaredNorm();
-    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
-  }
-  s += vt * options_.timeStep;
   const Real sqrtM = std::sqrt(mEff);
   Real kt = 0, gt = 0;
   if (law.model == ContactModel::HertzMindlin) {
@@ -613,16 +624,7 @@ Vec3 Simulation::tangentialForce(const PairLaw& law, Real depth, const Vec3& n, 
     kt = 2.0 / 7.0 * linearNormalStiffness(law, rEff);
     gt = law.dampingCoefficient * sqrtM * std::sqrt(kt);
   }
-  Vec3 ft = -kt * s - gt * vt;
-  const Real limit = law.friction * fn;
-  const Real ft2 = ft.squaredNorm();
-  if (ft2 > limit * limit) {
-    // Coulomb slip: force on the cone, spring reset so that spring + damping equal the limit.
-    ft *= limit / std::sqrt(ft2);
-    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
-  }
-  shear = s;
-  return ft;
+  return springWithSlip(shear, n, vt, kt, gt, law.friction * fn, options_.timeStep);
 }
 
 Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
@@ -641,17 +643,15 @@ Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, con
 void Simulation::manifoldForces(std::size_t k, const ContactResult& r) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
-  const ParticleShape& si = shapes_[static_cast<std::size_t>(particles_.shape[i])];
-  const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
   const Vec3& xi = particles_.position[i];
   const Vec3& xj = particles_.position[j];
   const Vec3& vi = particles_.velocity[i];
   const Vec3& vj = particles_.velocity[j];
   const Vec3& wi = particles_.angularVelocity[i];
   const Vec3& wj = particles_.angularVelocity[j];
-  const PairLaw& law = table_.law(particles_.material[i], particles_.material[j]);
+  const PairLaw& law = *pairConst_[k].law;
   const Real mEff = reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]);
-  const Real rEff = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
+  const Real rEff = pairConst_[k].radius;
   const Vec3& n = r.normal;
   int count = 0;
   for (int m = 0; m < r.contactCount; ++m) count += r.contacts[m].depth > 0;
@@ -738,24 +738,7 @@ bool Simulation::spherePair(std::size_t k) {
     gt = law.dampingCoefficient * pc.sqrtMass * std::sqrt(kt);
   }
   fn = fn > 0 ? fn : 0;
-  // Tangential spring: as tangentialForce (history rotated into the tangent plane keeping its
-  // length, incremented by vt dt, Coulomb-limited with the spring reset on slip).
-  Vec3 s = p.shear;
-  const Real len2 = s.squaredNorm();
-  if (len2 > 0) {
-    s -= s.dot(n) * n;
-    const Real proj2 = s.squaredNorm();
-    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
-  }
-  s += vt * options_.timeStep;
-  Vec3 ft = -kt * s - gt * vt;
-  const Real limit = law.friction * fn;
-  const Real ft2 = ft.squaredNorm();
-  if (ft2 > limit * limit) {
-    ft *= limit / std::sqrt(ft2);
-    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
-  }
-  p.shear = s;
+  const Vec3 ft = springWithSlip(p.shear, n, vt, kt, gt, law.friction * fn, options_.timeStep);
   const Vec3 nxf = n.cross(ft);
   const Vec3 f = fn * n + ft;
   Vec3 ti = -ai * nxf, tj = -aj * nxf;
@@ -854,9 +837,9 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   const Vec3& wi = particles_.angularVelocity[i];
   const Vec3& wj = particles_.angularVelocity[j];
   const Vec3 rel = (particles_.velocity[j] + wj.cross(c - xj)) - (particles_.velocity[i] + wi.cross(c - xi));
-  const PairLaw& law = table_.law(particles_.material[i], particles_.material[j]);
+  const PairLaw& law = *pairConst_[k].law;
   const Real mEff = reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]);
-  const Real rEff = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
+  const Real rEff = pairConst_[k].radius;
   Real fn = 0;
   const Vec3 f = contactForce(law, depth, n, rel, mEff, rEff, p.shear, fn);
   PairTorques t{(c - xi).cross(Vec3(-f)), (c - xj).cross(f)};
@@ -1050,6 +1033,8 @@ void Simulation::wallForces(int ii) {
 void Simulation::partitionPairs() {
   const std::size_t n = particles_.size(), np = pairs_.size();
   const int threads = parallel_ ? omp_get_max_threads() : 1;
+  spherePairs_ = 0;
+  for (const PairState& p : pairs_) spherePairs_ += p.cache < 0;
   boundary_.assign(n, 0);
   rangePair_.clear();
   rangeParticle_.clear();
@@ -1410,8 +1395,6 @@ Result<bool> Simulation::loadState(std::istream& in) {
   parallel_ = workEstimate() >= options_.parallelThreshold;
   cacheSphereRadii();
   computePairConstants();
-  spherePairs_ = 0;
-  for (const PairState& p : pairs_) spherePairs_ += p.cache < 0;
   partitionPairs();
   return true;
 }

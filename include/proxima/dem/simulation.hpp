@@ -192,9 +192,9 @@ class Simulation {
   /// Contact forces at the current positions; `kick` > 0 applies that half kick to each particle
   /// right after its forces are gathered (same loop).
   void computeForces(Real kick = 0);
-  /// Force of pair k into its slot; returns what it cost (kAnalytic, kSkipped, kNarrow, kWarning).
+  /// Force of narrow-phase pair k into its slot; returns what it cost (kSkipped, kNarrow, kWarning).
   int pairForces(std::size_t k, double& narrowSeconds);
-  static constexpr int kAnalytic = 0, kSkipped = 1, kNarrow = 2, kWarning = 3;
+  static constexpr int kSkipped = 1, kNarrow = 2, kWarning = 3;
   void wallForces(int i);
   void kickParticle(std::size_t i, Real h);
   void driftParticle(std::size_t i, Real h);
