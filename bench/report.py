@@ -122,12 +122,13 @@ def fmt_ratio(r):
 
 
 def proxima_cold_key(n):
-    """The library default (SupportMode::Auto): brute force below 32 vertices, hill-climbing above."""
-    return "proxima_sv_cold_bf" if n < 32 else "proxima_sv_cold_hc"
+    """The library default (SupportMode::Auto): brute force below 64 vertices (tol::kHillClimbMinVertices),
+    hill-climbing from there on."""
+    return "proxima_sv_cold_bf" if n < 64 else "proxima_sv_cold_hc"
 
 
 def proxima_warm_key(n):
-    return "proxima_sv_warm_bf" if n < 32 else "proxima_sv_warm_hc"
+    return "proxima_sv_warm_bf" if n < 64 else "proxima_sv_warm_hc"
 
 
 def best_peer(res, shape, cfg, n):
@@ -222,8 +223,8 @@ def distance_lines(args):
       "support, HC = hill-climbing (`GjkOptions::supportMode`); cold = no cache; warm = one `GjkCache` per pair, and "
       "each visit of a pair alternates between two poses one DEM-like step apart (both bodies rotated by 1e-4 rad and "
       "moved by 1e-4), so every warm query is a genuine re-query after motion, never an identical one. "
-      "\"proxima cold\" in the ratio columns is SV cold with the library's default support mode (Auto: BF below 32 "
-      "vertices, HC above), i.e. SV cold BF for N = 12 and SV cold HC otherwise; \"proxima warm\" likewise.")
+      "\"proxima cold\" in the ratio columns is SV cold with the library's default support mode (Auto: BF below 64 "
+      "vertices, HC from 64 on), i.e. SV cold BF for N = 12 and 42 and SV cold HC otherwise; \"proxima warm\" likewise.")
     w("- **Correctness.** Every benchmark first answers all 1000 pairs (warm variants: both poses) outside the timed "
       "loop and compares with the reference, proxima SV with exact signs (`SignMode::Exact`), brute force, cold. "
       "A *failure* is |d − d_ref| > 1e-6·max(1, |d_ref|), a wrong overlap classification beyond that tolerance, or no "

@@ -5,219 +5,17 @@
 #include <limits>
 
 #include "proxima/core/predicates.hpp"
+#include "proxima/narrowphase/signed_volumes_solver.hpp"
 
 namespace proxima {
-namespace {
-
-constexpr Real kInf = std::numeric_limits<Real>::infinity();
-
-int sgn(Real x) { return (x > 0) - (x < 0); }
-bool agreeSign(int s, int t) { return s != 0 && s == t; }
-
-struct SvSolver {
-  const Vec3* y;
-  bool gjk;      // newest-vertex-first tailoring (y[0] never dropped)
-  bool exact;    // exact signs of the volume forms
-  SubAlgorithmStats* stats;
-  // Memo of S1D results per (i1, i2) pair: repeated inspections of the same edge/vertex regions are
-  // served from here (the effect of the thesis's notWids list, §3.2.3). Entries are only read once
-  // their bit in memoMask is set, so the array is deliberately left uninitialised (this object is
-  // built once per GJK iteration).
-  unsigned memoMask = 0;
-  SimplexSolution memo[16];
-
-  SvSolver(const Vec3* y_, bool gjk_, bool exact_, SubAlgorithmStats* stats_)
-      : y(y_), gjk(gjk_), exact(exact_), stats(stats_) {}
-
-  static Real norm2(const SimplexSolution& s) { return s.point.squaredNorm(); }
-
-  SimplexSolution vertex(int i) const {
-    SimplexSolution r;
-    r.size = 1;
-    r.ids[0] = i;
-    r.lambda[0] = 1;
-    r.point = y[i];
-    return r;
-  }
-
-  // S1D, Montanari Alg. 4 with the projection sign erratum fixed: p = s2 - (s2·t)/(t·t) t.
-  SimplexSolution s1d(int i1, int i2) {
-    const unsigned key = static_cast<unsigned>(i1 * 4 + i2);
-    if (memoMask & (1u << key)) return memo[key];
-    if (stats) ++stats->s1d;
-    const Vec3& a = y[i1];
-    const Vec3& b = y[i2];
-    const Vec3 t = b - a;
-    const Vec3 p = b - (b.dot(t) / t.dot(t)) * t;
-    // Project onto the axis where the segment is longest (the "safest" axis).
-    int I = 0;
-    Real mu = a.x() - b.x();
-    for (int i = 1; i < 3; ++i) {
-      const Real m = a[i] - b[i];
-      if (std::abs(m) > std::abs(mu)) mu = m, I = i;
-    }
-    const Real c1 = p[I] - b[I];  // weight of a (cofactor with p in place of a)
-    const Real c2 = a[I] - p[I];  // weight of b
-    const bool ok1 = compareSigns(mu, c1), ok2 = compareSigns(mu, c2);
-    SimplexSolution r;
-    if (ok1 && ok2) {
-      r.size = 2;
-      r.ids[0] = i1, r.ids[1] = i2;
-      // λ = C / μ_max (Alg. 4 line 15), normalised by the computed sum of the cofactors (equal to μ_max
-      // in exact arithmetic) so that Σλ = 1 to rounding and ν stays a convex combination.
-      const Real sum = c1 + c2;
-      r.lambda[0] = c1 / sum, r.lambda[1] = c2 / sum;
-      r.point = r.lambda[0] * a + r.lambda[1] * b;
-    } else if (ok1) {
-      r = vertex(i1);  // p lies beyond a
-    } else if (ok2) {
-      r = vertex(i2);  // p lies beyond b (the thesis returns s1 here, relying on GJK's ordering)
-    } else {
-      // Zero-length or NaN segment: both vertices coincide to rounding; take the nearer one.
-      r = (b.squaredNorm() < a.squaredNorm()) ? vertex(i2) : vertex(i1);
-    }
-    memoMask |= 1u << key;
-    memo[key] = r;
-    return r;
-  }
-
-  // S2D, Montanari Alg. 3 (loop index erratum l = j fixed; written with explicit substitution).
-  SimplexSolution s2d(int i1, int i2, int i3) {
-    if (stats) ++stats->s2d;
-    const Vec3& a = y[i1];
-    const Vec3& b = y[i2];
-    const Vec3& c = y[i3];
-    const Vec3 n = (b - a).cross(c - a);
-    const Vec3 p = (a.dot(n) / n.dot(n)) * n;  // Eq. 3.7: projection of O onto the plane
-    // Signed areas of the projections onto the yz, zx and xy planes (minors M_{1,4}, M_{2,4}, M_{3,4}).
-    static constexpr int K[3] = {1, 2, 0}, L[3] = {2, 0, 1};
-    int J = 0;
-    Real muMax = 0;
-    for (int i = 0; i < 3; ++i) {
-      const Real mu = orient2(a[K[i]], a[L[i]], b[K[i]], b[L[i]], c[K[i]], c[L[i]]);
-      if (std::abs(mu) > std::abs(muMax)) muMax = mu, J = i;
-    }
-    const int k = K[J], l = L[J];
-    int sMu = sgn(muMax);
-    if (exact && std::isfinite(muMax)) sMu = exactSignOrient2(a[k], a[l], b[k], b[l], c[k], c[l]);
-    // Fictitious simplices: p in place of each vertex.
-    const Real C[3] = {orient2(p[k], p[l], b[k], b[l], c[k], c[l]), orient2(a[k], a[l], p[k], p[l], c[k], c[l]),
-                       orient2(a[k], a[l], b[k], b[l], p[k], p[l])};
-    bool agree[3];
-    bool inside = true;
-    for (int j = 0; j < 3; ++j) {
-      agree[j] = compareSigns(muMax, C[j]) && sMu == sgn(muMax);
-      inside = inside && agree[j];
-    }
-    const int ids[3] = {i1, i2, i3};
-    if (inside) {
-      SimplexSolution r;
-      r.size = 3;
-      // λ_j = C_j / μ_max (Alg. 3 line 16), normalised by ΣC_j (= μ_max in exact arithmetic): for slender
-      // triangles the rounding of the C_j would otherwise leave Σλ ≠ 1 by ~1e-13 and move ν off the CSO.
-      const Real sum = C[0] + C[1] + C[2];
-      for (int j = 0; j < 3; ++j) r.ids[j] = ids[j], r.lambda[j] = C[j] / sum;
-      r.point = r.lambda[0] * a + r.lambda[1] * b + r.lambda[2] * c;
-      // Search direction: the projection p_O itself (Eq. 3.7). Its direction is the plane normal to
-      // ~1e-16, whereas Σλ s cancels to |s|/|ν| times the error of λ, which on slender triangles at
-      // large coordinates (scale ratio 1e4) tilts GJK's direction enough to pick wrong support points.
-      // ν = Σλ s stays the (feasible) answer.
-      r.direction = p;
-      r.hasDirection = true;
-      return r;
-    }
-    // Descend to the edges opposite the vertices whose fictitious area disagrees in sign.
-    SimplexSolution best;
-    Real d = kInf;  // erratum: initialise to +inf
-    auto tryEdge = [&](int j) {
-      const int e1 = j == 0 ? 1 : 0, e2 = j == 2 ? 1 : 2;
-      const SimplexSolution r = s1d(ids[e1], ids[e2]);
-      const Real dn = norm2(r);
-      if (dn < d || best.size == 0) d = dn, best = r;
-    };
-    for (int j = gjk ? 1 : 0; j < 3; ++j)
-      if (!agree[j]) tryEdge(j);
-    if (best.size == 0)  // no candidate (only possible through rounding): search all edges
-      for (int j = 0; j < 3; ++j) tryEdge(j);
-    return best;
-  }
-
-  // S3D, Montanari Alg. 2 with d = +inf and the expanded determinant form (Eq. 4.4b).
-  SimplexSolution s3d(int i1, int i2, int i3, int i4) {
-    if (stats) ++stats->s3d;
-    const Vec3& s1 = y[i1];
-    const Vec3& s2 = y[i2];
-    const Vec3& s3 = y[i3];
-    const Vec3& s4 = y[i4];
-    const Real C[4] = {-det3(s2, s3, s4), det3(s1, s3, s4), -det3(s1, s2, s4), det3(s1, s2, s3)};
-    const Real detM = C[0] + C[1] + C[2] + C[3];
-    int sDet = sgn(detM);
-    int sC[4] = {sgn(C[0]), sgn(C[1]), sgn(C[2]), sgn(C[3])};
-    const bool finite = std::isfinite(detM);
-    if (exact && finite) {
-      const TetraSigns t = exactTetraSigns(s1, s2, s3, s4);
-      sDet = t.det;
-      for (int j = 0; j < 4; ++j) sC[j] = t.cof[j];
-    }
-    bool agree[4];
-    bool inside = true;
-    for (int j = 0; j < 4; ++j) {
-      // In exact mode the double values must agree too, so that λ = C/det M is positive.
-      agree[j] = agreeSign(sDet, sC[j]) && compareSigns(detM, C[j]);
-      inside = inside && agree[j];
-    }
-    const int ids[4] = {i1, i2, i3, i4};
-    if (inside) {
-      SimplexSolution r;
-      r.size = 4;
-      for (int j = 0; j < 4; ++j) r.ids[j] = ids[j], r.lambda[j] = C[j] / detM;
-      r.point = r.lambda[0] * s1 + r.lambda[1] * s2 + r.lambda[2] * s3 + r.lambda[3] * s4;
-      return r;
-    }
-    // Candidate faces: opposite each vertex whose fictitious volume disagrees with det M. When det M
-    // is exactly zero (flat tetrahedron, e.g. Fig. 4.6 with exact signs) the hull is the union of
-    // its non-degenerate faces, so only faces with a non-zero cofactor are visited.
-    bool cand[4];
-    const bool flat = finite && sDet == 0;
-    for (int j = 0; j < 4; ++j) cand[j] = flat ? (sC[j] != 0) : !agree[j];
-    SimplexSolution best;
-    Real d = kInf;
-    auto tryFace = [&](int j) {
-      int f[3];
-      for (int i = 0, k = 0; i < 4; ++i)
-        if (i != j) f[k++] = ids[i];
-      const SimplexSolution r = s2d(f[0], f[1], f[2]);
-      const Real dn = norm2(r);
-      if (dn < d || best.size == 0) d = dn, best = r;
-    };
-    for (int j = gjk ? 1 : 0; j < 4; ++j)
-      if (cand[j]) tryFace(j);
-    if (best.size == 0)  // all cofactors zero (O in the plane of a flat simplex) or NaN
-      for (int j = gjk ? 1 : 0; j < 4; ++j) tryFace(j);
-    if (best.size == 0)
-      for (int j = 0; j < 4; ++j) tryFace(j);
-    return best;
-  }
-
-  SimplexSolution solve(int n) {
-    switch (n) {
-      case 4: return s3d(0, 1, 2, 3);
-      case 3: return s2d(0, 1, 2);
-      case 2: return s1d(0, 1);
-      default: return vertex(0);
-    }
-  }
-};
-
-}  // namespace
 
 SimplexSolution signedVolumes(std::span<const Vec3> simplex, SignMode mode, SubAlgorithmStats* stats) {
-  SvSolver s(simplex.data(), false, mode == SignMode::Exact, stats);
+  detail::SvSolver<false> s(simplex.data(), mode == SignMode::Exact, stats);
   return s.solve(static_cast<int>(simplex.size()));
 }
 
 SimplexSolution signedVolumesGjk(std::span<const Vec3> simplex, SignMode mode, SubAlgorithmStats* stats) {
-  SvSolver s(simplex.data(), true, mode == SignMode::Exact, stats);
+  detail::SvSolver<true> s(simplex.data(), mode == SignMode::Exact, stats);
   return s.solve(static_cast<int>(simplex.size()));
 }
 
@@ -284,7 +82,7 @@ SimplexSolution johnson(std::span<const Vec3> simplex, bool gjkMode, bool backup
   best.lambda[0] = 1;
   best.point = y[0];
   if (!backup) return best;  // without Backup, Johnson has no answer: return the newest vertex
-  Real bestNorm = kInf;
+  Real bestNorm = detail::kSvInf;
   for (int X = 1; X <= full; ++X) {
     if (gjkMode && !(X & 1)) continue;
     if (!positive(X)) continue;

@@ -34,9 +34,8 @@ void buildAdjacency(PolytopeData& d, const std::vector<std::set<int>>& nb) {
 std::vector<int> hull2d(const std::vector<Vec2>& p) {
   std::vector<int> idx(p.size());
   std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
-    return p[a].x() < p[b].x() || (p[a].x() == p[b].x() && p[a].y() < p[b].y());
-  });
+  std::sort(idx.begin(), idx.end(),
+            [&](int a, int b) { return p[a].x() < p[b].x() || (p[a].x() == p[b].x() && p[a].y() < p[b].y()); });
   auto cross = [&](int o, int a, int b) {
     return (p[a] - p[o]).x() * (p[b] - p[o]).y() - (p[a] - p[o]).y() * (p[b] - p[o]).x();
   };
@@ -273,39 +272,41 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
   return p;
 }
 
-int Polytope::bruteForce(const Vec3& d) const {
-  // Two 2-wide lanes (SSE2 registers on any x86-64) with their own running maximum and index,
-  // over the padded structure-of-arrays copy. Ties keep the lowest index, like a scalar scan.
-  typedef Real v2 __attribute__((vector_size(16)));
-  typedef long long i2 __attribute__((vector_size(16)));
-  const Real* xs = data_->xs.data();
-  const Real* ys = data_->ys.data();
-  const Real* zs = data_->zs.data();
-  const std::size_t n = data_->xs.size();
-  const v2 dx = {d.x(), d.x()}, dy = {d.y(), d.y()}, dz = {d.z(), d.z()};
-  v2 best0 = {-HUGE_VAL, -HUGE_VAL}, best1 = best0;
-  i2 idx0 = {0, 1}, idx1 = {2, 3}, bi0 = idx0, bi1 = idx1;
-  const i2 four = {4, 4};
+namespace {
+
+// Index of the largest d·x over the padded structure-of-arrays copy (n a multiple of 4, NaN-free
+// padding). Four lanes, each with its own running maximum and index; ties keep the lowest index,
+// like a scalar scan. Compiled twice: with AVX2 (one 4-wide register per lane group, chosen at run
+// time on CPUs that have it) and for baseline x86-64 (two SSE2 halves). The scan is GJK's inner
+// loop for brute-force support, and its cost is instruction throughput.
+__attribute__((target_clones("avx2", "default"))) int argmaxDot(const Real* xs, const Real* ys, const Real* zs,
+                                                                std::size_t n, Real dx0, Real dy0, Real dz0) {
+  typedef Real v4 __attribute__((vector_size(32)));
+  typedef long long i4 __attribute__((vector_size(32)));
+  const v4 dx = {dx0, dx0, dx0, dx0}, dy = {dy0, dy0, dy0, dy0}, dz = {dz0, dz0, dz0, dz0};
+  v4 best = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  i4 idx = {0, 1, 2, 3}, bi = idx;
+  const i4 four = {4, 4, 4, 4};
   for (std::size_t i = 0; i < n; i += 4) {
-    v2 x0, y0, z0, x1, y1, z1;
-    std::memcpy(&x0, xs + i, 16), std::memcpy(&x1, xs + i + 2, 16);
-    std::memcpy(&y0, ys + i, 16), std::memcpy(&y1, ys + i + 2, 16);
-    std::memcpy(&z0, zs + i, 16), std::memcpy(&z1, zs + i + 2, 16);
-    const v2 s0 = dx * x0 + dy * y0 + dz * z0;
-    const v2 s1 = dx * x1 + dy * y1 + dz * z1;
-    const i2 g0 = s0 > best0, g1 = s1 > best1;
-    best0 = g0 ? s0 : best0, bi0 = g0 ? idx0 : bi0;
-    best1 = g1 ? s1 : best1, bi1 = g1 ? idx1 : bi1;
-    idx0 += four, idx1 += four;
+    v4 x, y, z;
+    std::memcpy(&x, xs + i, 32), std::memcpy(&y, ys + i, 32), std::memcpy(&z, zs + i, 32);
+    const v4 s = dx * x + dy * y + dz * z;
+    const i4 g = s > best;
+    best = g ? s : best, bi = g ? idx : bi;
+    idx += four;
   }
-  const Real b[4] = {best0[0], best0[1], best1[0], best1[1]};
-  const long long bi[4] = {bi0[0], bi0[1], bi1[0], bi1[1]};
-  int k = static_cast<int>(bi[0]);
-  Real bv = b[0];
-  for (int l = 1; l < 4; ++l)
-    if (b[l] > bv || (b[l] == bv && bi[l] < k)) bv = b[l], k = static_cast<int>(bi[l]);
-  if (!(bv > -HUGE_VAL)) k = 0;  // NaN direction: any vertex
-  return k < static_cast<int>(data_->vertices.size()) ? k : 0;
+  // Branch-free reduction: the largest lane value, then the lowest index holding it.
+  const Real m = std::max(std::max(best[0], best[1]), std::max(best[2], best[3]));
+  long long k = 1LL << 62;
+  for (int l = 0; l < 4; ++l) k = (best[l] == m && bi[l] < k) ? bi[l] : k;
+  return m > -HUGE_VAL ? static_cast<int>(k) : -1;  // -1: NaN direction
+}
+
+}  // namespace
+
+int Polytope::bruteForce(const Vec3& d) const {
+  const int k = argmaxDot(data_->xs.data(), data_->ys.data(), data_->zs.data(), data_->xs.size(), d.x(), d.y(), d.z());
+  return k >= 0 && k < static_cast<int>(data_->vertices.size()) ? k : 0;  // NaN direction: any vertex
 }
 
 int Polytope::hillClimb(const Vec3& d, int start) const {

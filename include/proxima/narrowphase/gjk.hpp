@@ -15,6 +15,7 @@
 #include "proxima/core/tolerances.hpp"
 #include "proxima/core/types.hpp"
 #include "proxima/narrowphase/signed_volumes.hpp"
+#include "proxima/narrowphase/signed_volumes_solver.hpp"
 #include "proxima/shapes/convex.hpp"
 
 namespace proxima {
@@ -27,11 +28,11 @@ struct GjkOptions {
   int maxIterations = tol::kGjkMaxIterations;
   Real relTolerance = tol::kGjkRelative;  ///< ε_rel² of Alg. 5 line 8
   Real absTolerance = tol::kGjkAbsolute;
-  Real touchTolerance = tol::kGjkTouch;  ///< ε_tol of Alg. 5 line 13
+  Real touchTolerance = tol::kGjkTouch;    ///< ε_tol of Alg. 5 line 13
   int maxRestarts = tol::kGjkMaxRestarts;  ///< restarts when GJK stalls with a weak certificate
   Real restartGap = tol::kGjkRestartGap;   ///< restart only if ||v|| - lower bound > restartGap * scale
-  std::vector<Real>* normTrace = nullptr;   ///< if set, receives ||v_k|| after every iteration
-  SubAlgorithmStats* stats = nullptr;       ///< if set, accumulates sub-algorithm call counts
+  std::vector<Real>* normTrace = nullptr;  ///< if set, receives ||v_k|| after every iteration
+  SubAlgorithmStats* stats = nullptr;      ///< if set, accumulates sub-algorithm call counts
 };
 
 /// Per-pair warm-start data kept by the caller between queries (e.g. between DEM time steps).
@@ -48,30 +49,30 @@ struct GjkCache {
 struct DistanceResult {
   Status status = Status::InvalidInput;
   Real distance = std::numeric_limits<Real>::quiet_NaN();  ///< < 0 only for inflated shapes
-  Vec3 witnessA = Vec3::Zero();  ///< closest point on A (world)
-  Vec3 witnessB = Vec3::Zero();  ///< closest point on B (world)
-  Vec3 normal = Vec3::Zero();    ///< unit, from A to B; zero when the cores overlap
+  Vec3 witnessA = Vec3::Zero();                            ///< closest point on A (world)
+  Vec3 witnessB = Vec3::Zero();                            ///< closest point on B (world)
+  Vec3 normal = Vec3::Zero();                              ///< unit, from A to B; zero when the cores overlap
   int iterations = 0;
-  int restarts = 0;              ///< GJK restarts after a stall (curved shapes), see GjkOptions
+  int restarts = 0;  ///< GJK restarts after a stall (curved shapes), see GjkOptions
   /// Certified lower bound on `distance` (weak duality from the support points): the exact distance
   /// lies in [lowerBound, distance]. Equals distance to ~1e-15 for polytopes; 0 when overlapping.
   Real lowerBound = 0;
-  int simplexSize = 0;           ///< |W| of the final simplex
-  Vec3 simplexA[4], simplexB[4]; ///< support points on A and B of the final simplex (world)
-  Real lambda[4] = {0, 0, 0, 0}; ///< barycentric coordinates of the final simplex
-  std::string message;           ///< set for InvalidInput
+  int simplexSize = 0;            ///< |W| of the final simplex
+  Vec3 simplexA[4], simplexB[4];  ///< support points on A and B of the final simplex (world)
+  Real lambda[4] = {0, 0, 0, 0};  ///< barycentric coordinates of the final simplex
+  std::string message;            ///< set for InvalidInput
 };
 
 namespace detail {
 
 inline SimplexSolution runSubAlgorithm(const Vec3* y, int n, bool gjkOrder, const GjkOptions& o) {
-  std::span<const Vec3> s(y, static_cast<std::size_t>(n));
-  if (o.subAlgorithm == SubAlgorithm::Johnson) return johnson(s, gjkOrder, o.johnsonBackup, o.stats);
-  return gjkOrder ? signedVolumesGjk(s, o.signs, o.stats) : signedVolumes(s, o.signs, o.stats);
+  if (o.subAlgorithm == SubAlgorithm::Johnson)
+    return johnson(std::span<const Vec3>(y, static_cast<std::size_t>(n)), gjkOrder, o.johnsonBackup, o.stats);
+  const bool exact = o.signs == SignMode::Exact;
+  return gjkOrder ? SvSolver<true>(y, exact, o.stats).solve(n) : SvSolver<false>(y, exact, o.stats).solve(n);
 }
 
 }  // namespace detail
-
 
 /// GJK on the cores (no radii). Both shapes model the support concept of convex.hpp.
 template <class SA, class SB>
@@ -92,7 +93,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   Vec3 v;
   DistanceResult out;
 
-  auto finish = [&](Status st, const SimplexSolution& sol) -> DistanceResult& {
+  // Fills `out`; every exit then returns `out` itself (named return value: no copy of the result).
+  auto finish = [&](Status st, const SimplexSolution& sol) {
     out.status = st;
     Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
     out.simplexSize = n;
@@ -141,7 +143,6 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       cache->hintA = hintA;
       cache->hintB = hintB;
     }
-    return out;
   };
 
   // w = s_A(-dir) - s_B(dir), all in A's frame.
@@ -177,7 +178,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     keepOnly(sol);
     v = sol.point;
     dir = sol.searchDirection();
-    if (n == 4) return finish(Status::Overlapping, sol);
+    if (n == 4) {
+      finish(Status::Overlapping, sol);
+      return out;
+    }
   } else {
     // Cold start: the CSO support point towards B's centre seen from A (usually near the origin).
     Vec3 d0 = -t;
@@ -195,7 +199,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   Real vv = v.squaredNorm();
   if (!std::isfinite(vv)) {
     out.message = "non-finite support point";
-    return finish(Status::Degenerate, sol);
+    finish(Status::Degenerate, sol);
+    return out;
   }
   auto maxY2 = [&]() {
     Real m = 0;
@@ -203,7 +208,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     return m;
   };
   Real ymax2 = maxY2();  // max ||y||^2 over the current simplex
-  if (vv <= opt.touchTolerance * ymax2) return finish(Status::Overlapping, sol);
+  if (vv <= opt.touchTolerance * ymax2) {
+    finish(Status::Overlapping, sol);
+    return out;
+  }
 
   // Best certified lower bound on the distance: every support point w along -v bounds the CSO by
   // the plane v·x >= v·w (weak duality), so d >= v·w / ||v||.
@@ -240,7 +248,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
     Vec3 sa, sl;
-    const Vec3 w = supportPair(dir, sa, sl);  // w = s_A(-v) - s_B(v)
+    const Vec3 w = supportPair(dir, sa, sl);      // w = s_A(-v) - s_B(v)
     const Real lowerK = dir.dot(w) / dir.norm();  // the plane dir·x >= dir·w bounds the CSO
     lower = std::max(lower, lowerK);
     // Progress test (Alg. 5 line 8, divided by ||v||; the printed `continue` means terminate),
@@ -255,7 +263,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     }
     // w already in the simplex: no further progress possible.
     bool dup = false;
-    for (int i = 0; i < n; ++i) dup = dup || (y[i] == w);
+    for (int i = 0; i < n; ++i) dup |= (y[i].x() == w.x()) & (y[i].y() == w.y()) & (y[i].z() == w.z());
     if (dup) {
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;
@@ -293,9 +301,15 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     dir = next.searchDirection();
     vv = nv;
     if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));
-    if (n == 4) return finish(Status::Overlapping, sol);
+    if (n == 4) {
+      finish(Status::Overlapping, sol);
+      return out;
+    }
     ymax2 = maxY2();
-    if (vv <= opt.touchTolerance * ymax2) return finish(Status::Overlapping, sol);
+    if (vv <= opt.touchTolerance * ymax2) {
+      finish(Status::Overlapping, sol);
+      return out;
+    }
   }
   if (best.vv < vv) {
     for (int i = 0; i < best.n; ++i) y[i] = best.y[i], pa[i] = best.pa[i], lb[i] = best.lb[i];
@@ -306,7 +320,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   if (exitStatus == Status::MaxIterations && restarts > 0) exitStatus = Status::Separated;
   out.lowerBound = std::max<Real>(lower, 0);
   out.restarts = restarts;
-  return finish(exitStatus, sol);
+  finish(exitStatus, sol);
+  return out;
 }
 
 }  // namespace proxima

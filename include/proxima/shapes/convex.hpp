@@ -137,11 +137,11 @@ struct Cone {
 
 /// Immutable hull data of a convex polytope, shared between copies.
 struct PolytopeData {
-  std::vector<Vec3> vertices;          ///< hull vertices only (interior/duplicate points removed)
-  std::vector<int> adjacencyOffsets;   ///< CSR: neighbours of i are adjacency[offsets[i]..offsets[i+1])
+  std::vector<Vec3> vertices;         ///< hull vertices only (interior/duplicate points removed)
+  std::vector<int> adjacencyOffsets;  ///< CSR: neighbours of i are adjacency[offsets[i]..offsets[i+1])
   std::vector<int> adjacency;
   std::vector<std::array<int, 3>> triangles;  ///< outward-oriented hull triangles (3-D hulls only)
-  int dimension = 3;                   ///< affine dimension of the input: 0 point, 1 segment, 2 flat, 3 solid
+  int dimension = 3;                          ///< affine dimension of the input: 0 point, 1 segment, 2 flat, 3 solid
   /// Structure-of-arrays copy of the vertices, padded to a multiple of 4 with vertex 0, for the
   /// vectorised brute-force support.
   std::vector<Real> xs, ys, zs;
@@ -177,8 +177,8 @@ class Polytope {
   [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& hint) const {
     const auto& v = data_->vertices;
     const int n = static_cast<int>(v.size());
-    const bool climb = hint.mode == SupportMode::HillClimb ||
-                       (hint.mode == SupportMode::Auto && n >= tol::kHillClimbMinVertices);
+    const bool climb =
+        hint.mode == SupportMode::HillClimb || (hint.mode == SupportMode::Auto && n >= tol::kHillClimbMinVertices);
     if (climb) {
       // Start from the last support vertex (warm start) unless the axis seed for d is already
       // higher: after a large turn of d (overlapping bodies, cold queries) that avoids long walks.
@@ -186,16 +186,7 @@ class Polytope {
       if (hint.vertex >= 0 && hint.vertex < n && d.dot(v[hint.vertex]) >= d.dot(v[start])) start = hint.vertex;
       return v[hint.vertex = hillClimb(d, start)];
     }
-    if (n >= 16) return v[hint.vertex = bruteForce(d)];
-    // Small polytopes: a plain scan beats the vectorised one's set-up.
-    int k = 0;
-    Real best = d.dot(v[0]);
-    for (int i = 1; i < n; ++i) {
-      const Real s = d.dot(v[i]);
-      if (s > best) best = s, k = i;
-    }
-    hint.vertex = k;
-    return v[k];
+    return v[hint.vertex = bruteForce(d)];
   }
 
   /// The axis seed closest to direction d.
