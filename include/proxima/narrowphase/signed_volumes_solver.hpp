@@ -28,8 +28,25 @@ struct SvSolver {
   // served from here (the effect of the thesis's notWids list, §3.2.3). Entries are only read once
   // their bit in memoMask is set, so the array is deliberately left uninitialised (this object is
   // built once per GJK iteration).
+  // (An S1D answer has at most two vertices; a plain struct keeps the 16 entries free of the
+  // constructor work SimplexSolution's member initialisers would cost on every call.)
+  struct EdgeAnswer {
+    int size;
+    int ids[2];
+    Real lambda[2];
+    Vec3 point;
+  };
   unsigned memoMask = 0;
-  SimplexSolution memo[16];
+  EdgeAnswer memo[16];
+
+  static SimplexSolution fromEdge(const EdgeAnswer& e) {
+    SimplexSolution r;
+    r.size = e.size;
+    r.ids[0] = e.ids[0], r.ids[1] = e.ids[1];
+    r.lambda[0] = e.lambda[0], r.lambda[1] = e.lambda[1];
+    r.point = e.point;
+    return r;
+  }
 
   SvSolver(const Vec3* y_, bool exact_, SubAlgorithmStats* stats_) : y(y_), exact(exact_), stats(stats_) {}
 
@@ -38,8 +55,8 @@ struct SvSolver {
   SimplexSolution vertex(int i) const {
     SimplexSolution r;
     r.size = 1;
-    r.ids[0] = i;
-    r.lambda[0] = 1;
+    r.ids[0] = i, r.ids[1] = i;  // second entry unused; set so that copies read defined values
+    r.lambda[0] = 1, r.lambda[1] = 0;
     r.point = y[i];
     return r;
   }
@@ -47,7 +64,7 @@ struct SvSolver {
   // S1D, Montanari Alg. 4 with the projection sign erratum fixed: p = s2 - (s2·t)/(t·t) t.
   SimplexSolution s1d(int i1, int i2) {
     const unsigned key = static_cast<unsigned>(i1 * 4 + i2);
-    if (memoMask & (1u << key)) return memo[key];
+    if (memoMask & (1u << key)) return fromEdge(memo[key]);
     if (stats) ++stats->s1d;
     const Vec3& a = y[i1];
     const Vec3& b = y[i2];
@@ -81,7 +98,11 @@ struct SvSolver {
       r = (b.squaredNorm() < a.squaredNorm()) ? vertex(i2) : vertex(i1);
     }
     memoMask |= 1u << key;
-    memo[key] = r;
+    EdgeAnswer& e = memo[key];
+    e.size = r.size;
+    e.ids[0] = r.ids[0], e.ids[1] = r.ids[1];
+    e.lambda[0] = r.lambda[0], e.lambda[1] = r.lambda[1];
+    e.point = r.point;
     return r;
   }
 
