@@ -269,6 +269,10 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     const Vec3 dir = (k % 2 ? -1.0 : 1.0) * Vec3::Unit(k / 2);
     data->seeds[k] = p.bruteForce(dir);
   }
+  for (int sx = -1; sx <= 1; ++sx)
+    for (int sy = -1; sy <= 1; ++sy)
+      for (int sz = -1; sz <= 1; ++sz)
+        if (sx || sy || sz) data->seeds26[9 * (sx + 1) + 3 * (sy + 1) + (sz + 1)] = p.bruteForce(Vec3(sx, sy, sz));
   return p;
 }
 
@@ -316,20 +320,23 @@ int Polytope::hillClimb(const Vec3& d, int start) const {
   Real best = d.dot(v[cur]);
   const int* adj = data_->adjacency.data();
   const int* off = data_->adjacencyOffsets.data();
-  // Strictly increasing walk: terminates, and on a convex polytope's edge graph the local maximum
-  // is a global one. A NaN direction compares false and stops at once.
-  for (bool moved = true; moved;) {
-    moved = false;
+  // Steepest ascent: every neighbour is evaluated (conditional moves, no data-dependent branch) and
+  // the walk moves to the best one if it strictly improves d·x. Strict improvement terminates, and on
+  // a convex polytope's edge graph the local maximum is a global one. A NaN direction compares false
+  // and stops at once.
+  for (;;) {
+    int next = cur;
+    Real nb = best;
     for (int e = off[cur]; e < off[cur + 1]; ++e) {
       const int j = adj[e];
       const Real s = d.dot(v[j]);
-      if (s > best) {
-        best = s, cur = j, moved = true;
-        break;
-      }
+      const bool better = s > nb;
+      nb = better ? s : nb;
+      next = better ? j : next;
     }
+    if (next == cur) return cur;
+    cur = next, best = nb;
   }
-  return cur;
 }
 
 }  // namespace proxima

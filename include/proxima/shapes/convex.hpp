@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proxima/core/status.hpp"
@@ -148,6 +149,11 @@ struct PolytopeData {
   /// Extreme vertices along ±x, ±y, ±z (index 2k for +e_k, 2k+1 for -e_k): cold-start seeds for
   /// hill-climbing, so that the first walk of a query is short.
   int seeds[6] = {0, 0, 0, 0, 0, 0};
+  /// Extreme vertices along the 26 directions (s_x, s_y, s_z) ∈ {-1, 0, 1}³ \ {0} (axes, cube edges and
+  /// corners), at index 9(s_x+1) + 3(s_y+1) + (s_z+1): the hill-climbing seed is the one nearest the
+  /// query direction, at most ~27° away instead of ~55° with the six axes alone (half as many steps
+  /// on a 642-vertex icosphere).
+  int seeds26[27] = {};
   std::size_t inputPointCount = 0;
   /// Unit outward normal of each triangle (zero for zero-area triangles), and the triangles around
   /// each vertex (CSR), for the contact manifold's face lookup from a support vertex.
@@ -189,11 +195,20 @@ class Polytope {
     return v[hint.vertex = bruteForce(d)];
   }
 
-  /// The axis seed closest to direction d.
+  /// The seed (of the 26 in PolytopeData::seeds26) closest to direction d.
   [[nodiscard]] int seedFor(const Vec3& d) const {
     const Vec3 a = d.cwiseAbs();
-    const int k = a.x() >= a.y() ? (a.x() >= a.z() ? 0 : 2) : (a.y() >= a.z() ? 1 : 2);
-    return data_->seeds[2 * k + (d[k] < 0 ? 1 : 0)];
+    // The best of the 26 directions uses the largest component (score m = max a_i), the two largest
+    // ((m + mid)/√2) or all three ((a_x + a_y + a_z)/√3): include the components at or above a
+    // threshold. Written without branches (the pattern changes unpredictably from call to call); on
+    // ties any of the candidates is a valid start.
+    const Real mx = std::max(a.x(), std::max(a.y(), a.z()));
+    const Real mid = std::max(std::min(a.x(), a.y()), std::min(std::max(a.x(), a.y()), a.z()));  // median
+    const Real s1 = mx, s2 = (mx + mid) * 0.70710678118654752, s3 = (a.x() + a.y() + a.z()) * 0.57735026918962576;
+    const Real thr = s3 >= s1 && s3 >= s2 ? 0.0 : (s2 >= s1 ? mid : mx);
+    const int sx = a.x() >= thr ? (d.x() < 0 ? 0 : 2) : 1, sy = a.y() >= thr ? (d.y() < 0 ? 0 : 2) : 1,
+              sz = a.z() >= thr ? (d.z() < 0 ? 0 : 2) : 1;
+    return data_->seeds26[9 * sx + 3 * sy + sz];
   }
 
   /// Index of a vertex maximising d·x by scanning all hull vertices (Montanari Eq. 2.6), four
