@@ -132,7 +132,11 @@ Poly bestFace(const C& c, const Vec3& d) {
       const int v0 = data.dimension == 3 ? hint.vertex : 0;
       const Real h = f.normal.dot(v[v0]);
       Real ext = 0;
-      for (int k : {0, 1, 2, 3, 4, 5}) ext = std::max(ext, std::abs(v[data.seeds[k]][k / 2]));
+      for (int k = 0; k < 3; ++k)
+        for (int s : {-1, 1}) {
+          const int e = data.seeds[PolytopeData::seedIndex(k == 0 ? s : 0, k == 1 ? s : 0, k == 2 ? s : 0)];
+          ext = std::max(ext, std::abs(v[e][k]));
+        }
       const Real tolPlane = 1e-9 * ext;
       int stack[kMaxPoly];
       int top = 0;

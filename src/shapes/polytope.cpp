@@ -265,14 +265,10 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
   }
   Polytope p;
   p.data_ = data;
-  for (int k = 0; k < 6; ++k) {
-    const Vec3 dir = (k % 2 ? -1.0 : 1.0) * Vec3::Unit(k / 2);
-    data->seeds[k] = p.bruteForce(dir);
-  }
   for (int sx = -1; sx <= 1; ++sx)
     for (int sy = -1; sy <= 1; ++sy)
       for (int sz = -1; sz <= 1; ++sz)
-        if (sx || sy || sz) data->seeds26[9 * (sx + 1) + 3 * (sy + 1) + (sz + 1)] = p.bruteForce(Vec3(sx, sy, sz));
+        if (sx || sy || sz) data->seeds[PolytopeData::seedIndex(sx, sy, sz)] = p.bruteForce(Vec3(sx, sy, sz));
   return p;
 }
 

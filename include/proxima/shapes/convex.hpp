@@ -146,14 +146,12 @@ struct PolytopeData {
   /// Structure-of-arrays copy of the vertices, padded to a multiple of 4 with vertex 0, for the
   /// vectorised brute-force support.
   std::vector<Real> xs, ys, zs;
-  /// Extreme vertices along ±x, ±y, ±z (index 2k for +e_k, 2k+1 for -e_k): cold-start seeds for
-  /// hill-climbing, so that the first walk of a query is short.
-  int seeds[6] = {0, 0, 0, 0, 0, 0};
   /// Extreme vertices along the 26 directions (s_x, s_y, s_z) ∈ {-1, 0, 1}³ \ {0} (axes, cube edges and
-  /// corners), at index 9(s_x+1) + 3(s_y+1) + (s_z+1): the hill-climbing seed is the one nearest the
-  /// query direction, at most ~27° away instead of ~55° with the six axes alone (half as many steps
-  /// on a 642-vertex icosphere).
-  int seeds26[27] = {};
+  /// corners), at seedIndex(s_x, s_y, s_z): the hill-climbing seed is the one nearest the query
+  /// direction, at most ~27° away instead of ~55° with the six axes alone (half as many steps on a
+  /// 642-vertex icosphere). The axis entries also give the polytope's extent (manifold tolerance).
+  int seeds[27] = {};
+  static constexpr int seedIndex(int sx, int sy, int sz) { return 9 * (sx + 1) + 3 * (sy + 1) + (sz + 1); }
   std::size_t inputPointCount = 0;
   /// Unit outward normal of each triangle (zero for zero-area triangles), and the triangles around
   /// each vertex (CSR), for the contact manifold's face lookup from a support vertex.
@@ -186,8 +184,8 @@ class Polytope {
     const bool climb =
         hint.mode == SupportMode::HillClimb || (hint.mode == SupportMode::Auto && n >= tol::kHillClimbMinVertices);
     if (climb) {
-      // Start from the last support vertex (warm start) unless the axis seed for d is already
-      // higher: after a large turn of d (overlapping bodies, cold queries) that avoids long walks.
+      // Start from the last support vertex (warm start) unless the seed for d is already higher:
+      // after a large turn of d (overlapping bodies, cold queries) that avoids long walks.
       int start = seedFor(d);
       if (hint.vertex >= 0 && hint.vertex < n && d.dot(v[hint.vertex]) >= d.dot(v[start])) start = hint.vertex;
       return v[hint.vertex = hillClimb(d, start)];
@@ -195,7 +193,7 @@ class Polytope {
     return v[hint.vertex = bruteForce(d)];
   }
 
-  /// The seed (of the 26 in PolytopeData::seeds26) closest to direction d.
+  /// The seed (of the 26 in PolytopeData::seeds) closest to direction d.
   [[nodiscard]] int seedFor(const Vec3& d) const {
     const Vec3 a = d.cwiseAbs();
     // The best of the 26 directions uses the largest component (score m = max a_i), the two largest
@@ -206,9 +204,9 @@ class Polytope {
     const Real mid = std::max(std::min(a.x(), a.y()), std::min(std::max(a.x(), a.y()), a.z()));  // median
     const Real s1 = mx, s2 = (mx + mid) * 0.70710678118654752, s3 = (a.x() + a.y() + a.z()) * 0.57735026918962576;
     const Real thr = s3 >= s1 && s3 >= s2 ? 0.0 : (s2 >= s1 ? mid : mx);
-    const int sx = a.x() >= thr ? (d.x() < 0 ? 0 : 2) : 1, sy = a.y() >= thr ? (d.y() < 0 ? 0 : 2) : 1,
-              sz = a.z() >= thr ? (d.z() < 0 ? 0 : 2) : 1;
-    return data_->seeds26[9 * sx + 3 * sy + sz];
+    const int sx = a.x() >= thr ? (d.x() < 0 ? -1 : 1) : 0, sy = a.y() >= thr ? (d.y() < 0 ? -1 : 1) : 0,
+              sz = a.z() >= thr ? (d.z() < 0 ? -1 : 1) : 0;
+    return data_->seeds[PolytopeData::seedIndex(sx, sy, sz)];
   }
 
   /// Index of a vertex maximising d·x by scanning all hull vertices (Montanari Eq. 2.6), four
