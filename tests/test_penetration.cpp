@@ -40,7 +40,8 @@ struct Oracle {
 Oracle boxBoxOracle(const Vec3& ha, const Transform& pa, const Vec3& hb, const Transform& pb) {
   const auto va = boxVertices(ha, pa), vb = boxVertices(hb, pb);
   std::vector<LV> axes;
-  for (int i = 0; i < 3; ++i) axes.push_back(pa.rotation.col(i).cast<LD>()), axes.push_back(pb.rotation.col(i).cast<LD>());
+  for (int i = 0; i < 3; ++i)
+    axes.push_back(pa.rotation.col(i).cast<LD>()), axes.push_back(pb.rotation.col(i).cast<LD>());
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       LV c = pa.rotation.col(i).cast<LD>().cross(pb.rotation.col(j).cast<LD>());
@@ -102,8 +103,8 @@ std::vector<Vec3> placed(const std::vector<Vec3>& local, const Transform& pose) 
 // Checks one overlapping polytope pair against the oracle: the depth equals the oracle's minimum,
 // and the returned normal attains it (gap along it = -depth), both within tol x scale; the witness
 // points lie on the two surfaces and differ by depth x normal. Returns the depth error / scale.
-LD checkPair(const std::vector<Vec3>& va, const Transform& pa, const std::vector<Vec3>& vb, const Transform& pb,
-             LD tol, const char* what, int k) {
+LD checkPair(const std::vector<Vec3>& va, const Transform& pa, const std::vector<Vec3>& vb, const Transform& pb, LD tol,
+             const char* what, int k) {
   const Shape a(Polytope::fromPoints(va).value()), b(Polytope::fromPoints(vb).value());
   const auto wa = placed(va, pa), wb = placed(vb, pb);
   const SetOracle o = setOracle(wa, wb);
@@ -119,8 +120,10 @@ LD checkPair(const std::vector<Vec3>& va, const Transform& pa, const std::vector
   const LD gapOurs = gapAlong(wa, wb, r.normal.cast<LD>());
   EXPECT_LE(std::abs(-gapOurs - o.depth) / scale, tol) << what << " " << k << " normal not optimal";
   EXPECT_NEAR(r.normal.norm(), 1, 4e-15);  // a few ulps: normalised, then rotated to the world frame
-  EXPECT_LE(static_cast<double>(((r.witnessA - r.witnessB).cast<LD>() - LD(r.depth) * r.normal.cast<LD>()).norm() / scale),
-            1e-9) << what << " " << k;
+  EXPECT_LE(
+      static_cast<double>(((r.witnessA - r.witnessB).cast<LD>() - LD(r.depth) * r.normal.cast<LD>()).norm() / scale),
+      1e-9)
+      << what << " " << k;
   return err;
 }
 
@@ -163,8 +166,8 @@ TEST(PenetrationAnalytic, SphereBoxCentreOutsideAndInside) {
   ASSERT_EQ(r.status, Status::Overlapping);
   EXPECT_NEAR(r.depth, 0.7, 1e-14);
   EXPECT_NEAR((r.normal - Vec3::UnitY()).norm(), 0, 1e-14);
-  EXPECT_NEAR((r.witnessA - Vec3(0.1, 2.0, 0.3)).norm(), 0, 1e-14);   // on the box face
-  EXPECT_NEAR((r.witnessB - Vec3(0.1, 1.3, 0.3)).norm(), 0, 1e-14);   // deepest point of the ball
+  EXPECT_NEAR((r.witnessA - Vec3(0.1, 2.0, 0.3)).norm(), 0, 1e-14);  // on the box face
+  EXPECT_NEAR((r.witnessB - Vec3(0.1, 1.3, 0.3)).norm(), 0, 1e-14);  // deepest point of the ball
 }
 
 TEST(PenetrationAnalytic, AxisAlignedBoxesKnownDepths) {
@@ -226,7 +229,9 @@ TEST(PenetrationInvariants, SwapFlipsNormalKeepsDepth) {
     ASSERT_EQ(r.status, q.status);
     if (r.status != Status::Overlapping) continue;
     EXPECT_NEAR(r.depth, q.depth, 1e-13) << k;
-    if (r.depth > 1e-9) { EXPECT_NEAR((r.normal + q.normal).norm(), 0, 1e-9) << k; }
+    if (r.depth > 1e-9) {
+      EXPECT_NEAR((r.normal + q.normal).norm(), 0, 1e-9) << k;
+    }
   }
 }
 
@@ -267,7 +272,8 @@ TEST(PenetrationOracle, RandomHullsAndDegenerateFamilies) {
       worst = std::max(worst, checkPair(va, pa, vb, pb, f.tol, f.name, k));
     }
     EXPECT_GT(overlapping, pairs / 4) << f.name;
-    std::printf("[ oracle  ] %-16s %d overlapping pairs, worst depth error %.2Le x scale\n", f.name, overlapping, worst);
+    std::printf("[ oracle  ] %-16s %d overlapping pairs, worst depth error %.2Le x scale\n", f.name, overlapping,
+                worst);
   }
 }
 
@@ -297,6 +303,71 @@ TEST(PenetrationDegenerate, TouchingStackedAndDeep) {
   EXPECT_NEAR((r.normal - Vec3::UnitY()).norm(), 0, 1e-15);
 }
 
+// The polytope manifold clips against the merged facet (Qhull fans a rectangle into two
+// triangles): a box given as a point cloud must give the same contact points as the analytic Box.
+TEST(PenetrationManifold, PolytopeBoxesAgreeWithAnalyticBoxes) {
+  std::mt19937_64 rng(20261122);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const Vec3 ha(1.5, 1.2, 0.5), hb(0.4, 0.6, 0.3);  // B always lies within A's top face
+  const Shape boxA(Box{ha}), boxB(Box{hb});
+  const Shape polyA(Polytope::fromPoints(boxVertices(ha, Transform{})).value());
+  const Shape polyB(Polytope::fromPoints(boxVertices(hb, Transform{})).value());
+  int faceFace = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    // B on A's top face, turned about z (face-face), sometimes tilted slightly (edge-face).
+    const Real depth = std::pow(10.0, -1 - 5 * (0.5 + 0.5 * u(rng)));
+    const Real tilt = trial % 3 == 0 ? 0.05 * u(rng) : 0;
+    const Quat qB =
+        Quat(Eigen::AngleAxis<Real>(3 * u(rng), Vec3::UnitZ())) * Quat(Eigen::AngleAxis<Real>(tilt, Vec3::UnitX()));
+    const Quat qA = test::randomRotation(rng);
+    const Transform pa = at(Vec3(100 * u(rng), 5 * u(rng), 1e3), qA);
+    const Vec3 localB(0.5 * u(rng), 0.3 * u(rng), 0);
+    Transform pb = at(Vec3::Zero(), qA * qB);
+    // Lowest point of B along A's z at height 0.5 - depth above A's centre.
+    Real low = INFINITY;
+    for (const Vec3& v : boxVertices(hb, at(Vec3::Zero(), qB))) low = std::min(low, v.z());
+    pb.translation = pa.apply(localB + Vec3(0, 0, ha.z() - depth - low));
+    const ContactResult rb = contact(boxA, pa, boxB, pb);
+    const ContactResult rp = contact(polyA, pa, polyB, pb);
+    ASSERT_EQ(rb.status, Status::Overlapping) << trial;
+    ASSERT_EQ(rp.status, Status::Overlapping) << trial;
+    EXPECT_NEAR(rp.depth, rb.depth, 1e-12 * (1 + std::abs(rb.depth))) << trial;
+    ASSERT_EQ(rp.contactCount, rb.contactCount) << trial;
+    faceFace += rb.contactCount == 4;
+    for (int i = 0; i < rb.contactCount; ++i) {
+      Real nearest = INFINITY, dDepth = INFINITY;
+      for (int j = 0; j < rp.contactCount; ++j) {
+        const Real dist = (rb.contacts[i].point - rp.contacts[j].point).norm();
+        if (dist < nearest) nearest = dist, dDepth = std::abs(rb.contacts[i].depth - rp.contacts[j].depth);
+      }
+      EXPECT_LT(nearest, 1e-9) << trial << " point " << i;
+      EXPECT_LT(dDepth, 1e-12) << trial << " point " << i;
+    }
+  }
+  EXPECT_GT(faceFace, 150);
+}
+
+// A hexagonal prism (each hexagon fanned into 4 triangles) resting on a slab: the manifold comes
+// from the whole hexagon, reduced to 4 of its corners, each at the full depth.
+TEST(PenetrationManifold, FannedFacetGivesCornerPoints) {
+  std::vector<Vec3> prism;
+  for (int k = 0; k < 6; ++k)
+    for (Real z : {-0.2, 0.2}) prism.emplace_back(std::cos(k * M_PI / 3), std::sin(k * M_PI / 3), z);
+  const Shape hex(Polytope::fromPoints(prism).value());
+  const Shape slab(Box{Vec3(5, 5, 1)});
+  for (Real depth : {1e-2, 1e-6, 1e-10}) {
+    const ContactResult r = contact(slab, at({0, 0, 0}), hex, at({0.3, -0.1, 1.2 - depth}));
+    ASSERT_EQ(r.status, Status::Overlapping) << depth;
+    EXPECT_NEAR(r.depth, depth, 1e-15) << depth;
+    ASSERT_EQ(r.contactCount, 4) << depth;
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_NEAR(r.contacts[i].depth, depth, 1e-14) << depth;
+      const Vec3 q = r.contacts[i].point - Vec3(0.3, -0.1, 0);
+      EXPECT_NEAR(std::hypot(q.x(), q.y()), 1.0, 1e-12) << depth;  // a hexagon corner
+    }
+  }
+}
+
 TEST(PenetrationDegenerate, FlatAndLowerDimensionalShapes) {
   const Shape box(Box{Vec3(1, 1, 1)});
   // A triangle poking 0.1 into the top face (flat body: the CSO is still solid).
@@ -322,7 +393,8 @@ TEST(PenetrationDegenerate, FlatAndLowerDimensionalShapes) {
   EXPECT_NEAR(r.depth, 0.3, 1e-15);
   EXPECT_NEAR((r.normal - Vec3::UnitY()).norm(), 0, 1e-15);
   // Duplicate vertices in the input cloud do not matter.
-  std::vector<Vec3> pts{{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1}, {-1, -1, 1}, {1, -1, 1}, {1, 1, 1}, {-1, 1, 1}};
+  std::vector<Vec3> pts{{-1, -1, -1}, {1, -1, -1}, {1, 1, -1}, {-1, 1, -1},
+                        {-1, -1, 1},  {1, -1, 1},  {1, 1, 1},  {-1, 1, 1}};
   pts.insert(pts.end(), pts.begin(), pts.end());
   r = contact(Shape(Polytope::fromPoints(pts).value()), at({0, 0, 0}), box, at({0, 1.9, 0}));
   EXPECT_NEAR(r.depth, 0.1, 1e-15);
@@ -388,7 +460,9 @@ TEST(PenetrationWarmStart, SameAnswerFewerExpansions) {
     const ContactResult c = contact(s, pa, s, pb);
     ASSERT_EQ(w.status, c.status) << i;
     EXPECT_NEAR(w.depth, c.depth, 2e-15) << i;
-    if (c.depth > 1e-9) { EXPECT_NEAR((w.normal - c.normal).norm(), 0, 1e-9) << i; }
+    if (c.depth > 1e-9) {
+      EXPECT_NEAR((w.normal - c.normal).norm(), 0, 1e-9) << i;
+    }
     warmExp += w.expansions, coldExp += c.expansions;
   }
   EXPECT_LT(warmExp, coldExp);
@@ -441,7 +515,8 @@ TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   EXPECT_NEAR(r.depth, 0.02, 1e-9);
   EXPECT_NEAR((r.normal - Vec3::UnitZ()).norm(), 0, 1e-6);
   // A cone apex pushed into a face.
-  r = contact(box, at({0, 0, 0}), Shape(Cone{0.5, 1.0}), at({0, 0, 1.4}, Quat(Eigen::AngleAxis<Real>(M_PI, Vec3::UnitX()))));
+  r = contact(box, at({0, 0, 0}), Shape(Cone{0.5, 1.0}),
+              at({0, 0, 1.4}, Quat(Eigen::AngleAxis<Real>(M_PI, Vec3::UnitX()))));
   EXPECT_NEAR(r.depth, 0.1, 1e-12);
   // Iteration cap: reported, never silent.
   PenetrationOptions o;

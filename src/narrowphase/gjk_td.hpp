@@ -106,12 +106,22 @@ class ExpandingPolytope {
     freeCount_ = 0;
     const int t[4][3] = {{i0, i1, i2}, {i0, i3, i1}, {i1, i3, i2}, {i2, i3, i0}};
     for (const auto& tri : t) makeFace(tri[0], tri[1], tri[2]);
+    // Faces 0-3 in this order (the free list is empty): face a's edge v[i] -> v[i+1] is shared with
+    // face kAdj[a][i] (where it runs the other way).
+    static constexpr int kAdj[4][3] = {{1, 2, 3}, {3, 2, 0}, {1, 3, 0}, {2, 1, 0}};
     for (int a = 0; a < 4; ++a)
-      for (int i = 0; i < 3; ++i) {
-        const int u = f[a].v[i], w = f[a].v[(i + 1) % 3];
-        for (int b = 0; b < 4; ++b)
-          if (b != a && hasEdge(b, w, u) >= 0) f[a].adj[i] = b;
-      }
+      for (int i = 0; i < 3; ++i) f[a].adj[i] = kAdj[a][i];
+  }
+
+  /// The origin lies strictly inside face k's half-space (exact; the filter of sees() first).
+  [[nodiscard]] bool originBelow(int k) const {
+    const Face& g = f[k];
+    const Vec3 w = -y[g.v[0]];
+    const Real det = g.cross.dot(w);
+    const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
+    if (det > bound) return false;
+    if (det < -bound) return true;
+    return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], Vec3::Zero()) < 0;
   }
 
   /// Index of a face that vertex sees strictly, or -1 (vertex inside or on the polytope).
@@ -327,18 +337,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   bool warm = false;
   if (cc.hasFace && cc.faceSize == 3) {
     int f3[3];
-    for (int i = 0; i < 3; ++i)
-      f3[i] = P.addVertex(cc.faceA[i] - toA(cc.faceB[i]), cc.faceA[i], cc.faceB[i]);
+    for (int i = 0; i < 3; ++i) f3[i] = P.addVertex(cc.faceA[i] - toA(cc.faceB[i]), cc.faceA[i], cc.faceB[i]);
     Vec3 nf = (P.y[f3[1]] - P.y[f3[0]]).cross(P.y[f3[2]] - P.y[f3[0]]);
     if (nf.dot(cc.normalLocalA) < 0) nf = -nf;
     const int deep = nf.squaredNorm() > 0 ? support(-nf) : -1;
     if (deep >= 0 && exactOrient3d(P.y[f3[0]], P.y[f3[1]], P.y[f3[2]], P.y[deep]) != 0) {
       P.buildTetrahedron(f3[0], f3[1], f3[2], deep);
       warm = true;
-      for (int k = 0; k < P.nf && warm; ++k) {
-        const auto& g = P.f[k];
-        warm = exactOrient3d(P.y[g.v[0]], P.y[g.v[1]], P.y[g.v[2]], Vec3::Zero()) < 0;
-      }
+      for (int k = 0; k < P.nf && warm; ++k) warm = P.originBelow(k);
     }
     if (!warm) P.reset();
   }

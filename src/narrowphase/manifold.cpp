@@ -59,9 +59,10 @@ void orderAround(Poly& f, const Vec3& m) {
 
 // Face of a core (local frame) whose outward normal is closest to direction d (unit); a segment
 // or a point gives its support feature with align = -2 (never a reference face).
+// Writes into the caller's f (a Poly is ~1.6 kB: returning it by value copied it every query).
 template <class C>
-Poly bestFace(const C& c, const Vec3& d) {
-  Poly f;
+void bestFace(const C& c, const Vec3& d, Poly& f) {
+  f.n = 0, f.normal = Vec3::Zero(), f.align = -2;
   if constexpr (std::is_same_v<C, Point>) {
     f.p[0] = c.p, f.n = 1;
   } else if constexpr (std::is_same_v<C, Segment>) {
@@ -114,47 +115,31 @@ Poly bestFace(const C& c, const Vec3& d) {
     SupportHint hint;
     if (data.dimension == 3) {
       // The face most aligned with d among those around the support vertex: in a face contact the
-      // whole facet supports d, so one of its triangles is there.
+      // whole facet supports d, so one of its triangles is there. Its merged facet (the polygon
+      // Qhull fanned into triangles) is precomputed, counter-clockwise (PolytopeData::facetLoops).
       (void)c.p->support(d, hint);  // sets hint.vertex
       const int v0 = hint.vertex;
+      int best = -1;
       for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
-        const Vec3& m = data.triangleNormals[data.vertexTriangles[e]];
-        if (m.squaredNorm() > 0 && m.dot(d) > f.align) f.align = m.dot(d), f.normal = m;
+        const int t = data.vertexTriangles[e];
+        const Vec3& m = data.triangleNormals[t];
+        if (m.squaredNorm() > 0 && m.dot(d) > f.align) f.align = m.dot(d), f.normal = m, best = t;
+      }
+      if (best >= 0) {
+        const int b0 = data.facetLoopOffsets[best], b1 = data.facetLoopOffsets[best + 1];
+        if (b1 - b0 > kMaxPoly) {  // too large: single point
+          f.n = 0;
+          return;
+        }
+        for (int i = b0; i < b1; ++i) f.p[f.n++] = v[data.facetLoops[i]];
       }
     } else if (data.dimension == 2 && v.size() >= 3) {
+      // A flat polytope is its own face: its hull polygon, in order (both sides).
       Vec3 m = (v[1] - v[0]).cross(v[2] - v[0]).normalized();
       if (m.dot(d) < 0) m = -m;
       f.align = m.dot(d), f.normal = m;
-    }
-    if (f.align > -2) {
-      // The merged facet: the hull vertices on the plane (Qhull fans merged facets into triangles),
-      // found by a walk over the edge graph from the support vertex (a facet is connected).
-      const int v0 = data.dimension == 3 ? hint.vertex : 0;
-      const Real h = f.normal.dot(v[v0]);
-      Real ext = 0;
-      for (int k = 0; k < 3; ++k)
-        for (int s : {-1, 1}) {
-          const int e = data.seeds[PolytopeData::seedIndex(k == 0 ? s : 0, k == 1 ? s : 0, k == 2 ? s : 0)];
-          ext = std::max(ext, std::abs(v[e][k]));
-        }
-      const Real tolPlane = 1e-9 * ext;
-      int stack[kMaxPoly];
-      int top = 0;
-      f.p[f.n++] = v[v0];
-      int ids[kMaxPoly];
-      ids[0] = v0;
-      stack[top++] = v0;
-      while (top > 0) {
-        const int cur = stack[--top];
-        for (int nb : c.p->neighbours(cur)) {
-          if (!(f.normal.dot(v[nb]) >= h - tolPlane)) continue;
-          bool seen = false;
-          for (int i = 0; i < f.n && !seen; ++i) seen = ids[i] == nb;
-          if (seen) continue;
-          if (f.n == kMaxPoly) return Poly{};  // too large: single point
-          ids[f.n] = nb, f.p[f.n++] = v[nb], stack[top++] = nb;
-        }
-      }
+      if (v.size() > static_cast<std::size_t>(kMaxPoly)) return;  // too large: single point (f.n == 0)
+      for (const Vec3& q : v) f.p[f.n++] = q;
       orderAround(f, f.normal);
     } else {
       // Segment or point polytope: its supporting feature.
@@ -162,7 +147,6 @@ Poly bestFace(const C& c, const Vec3& d) {
     }
   }
   // Ellipsoids, cylinders, cones: no faces (f.n == 0).
-  return f;
 }
 
 void toWorld(Poly& f, const Transform& pose) {
@@ -231,8 +215,9 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   const Vec3 n = r.normal;
   if (!(n.squaredNorm() > 0.5)) return;
   const Core ca = coreOf(a), cb = coreOf(b);
-  Poly fa = std::visit([&](const auto& c) { return bestFace(c, poseA.rotateInverse(n)); }, ca);
-  Poly fb = std::visit([&](const auto& c) { return bestFace(c, poseB.rotateInverse(Vec3(-n))); }, cb);
+  Poly fa, fb;
+  std::visit([&](const auto& c) { bestFace(c, poseA.rotateInverse(n), fa); }, ca);
+  std::visit([&](const auto& c) { bestFace(c, poseB.rotateInverse(Vec3(-n)), fb); }, cb);
   if (fa.n == 0 || fb.n == 0) return;
   toWorld(fa, poseA);
   toWorld(fb, poseB);

@@ -129,6 +129,55 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
   return ok && d.vertices.size() >= 4;
 }
 
+// Per triangle, its merged facet as a counter-clockwise loop of vertex ids (PolytopeData::
+// facetLoops): the vertices within 1e-9 x extent of the triangle's plane reachable from it over
+// hull edges (a facet is connected), ordered by pseudo-angle about their centroid.
+void buildFacetLoops(PolytopeData& d) {
+  const auto& v = d.vertices;
+  Real ext = 0;
+  for (const Vec3& q : v) ext = std::max(ext, q.cwiseAbs().maxCoeff());
+  const Real tolPlane = 1e-9 * ext;
+  d.facetLoopOffsets.assign(1, 0);
+  d.facetLoops.clear();
+  std::vector<int> ids, stack;
+  std::vector<char> seen(v.size(), 0);
+  std::vector<std::pair<Real, int>> ang;
+  for (std::size_t t = 0; t < d.triangles.size(); ++t) {
+    const Vec3& m = d.triangleNormals[t];
+    ids.clear();
+    if (m.squaredNorm() > 0) {
+      const int v0 = d.triangles[t][0];
+      const Real h = m.dot(v[v0]);
+      ids.push_back(v0), stack.assign(1, v0), seen[v0] = 1;
+      while (!stack.empty()) {
+        const int cur = stack.back();
+        stack.pop_back();
+        for (int e = d.adjacencyOffsets[cur]; e < d.adjacencyOffsets[cur + 1]; ++e) {
+          const int nb = d.adjacency[e];
+          if (seen[nb] || !(m.dot(v[nb]) >= h - tolPlane)) continue;
+          seen[nb] = 1, ids.push_back(nb), stack.push_back(nb);
+        }
+      }
+      for (int i : ids) seen[i] = 0;
+      Vec3 c = Vec3::Zero();
+      for (int i : ids) c += v[i];
+      c /= static_cast<Real>(ids.size());
+      const Vec3 e1 = (v[ids[0]] - c).normalized(), e2 = m.cross(e1);
+      ang.clear();
+      for (int i : ids) {
+        // Pseudo-angle: the order of atan2(y, x) over (-pi, pi] without the transcendental call.
+        const Vec3 q = v[i] - c;
+        const Real x = q.dot(e1), y = q.dot(e2), l1 = std::abs(x) + std::abs(y);
+        const Real r = l1 > 0 ? x / l1 : 1;
+        ang.emplace_back(y >= 0 ? 1 - r : r - 1, i);
+      }
+      std::sort(ang.begin(), ang.end());
+      for (const auto& [a, i] : ang) d.facetLoops.push_back(i);
+    }
+    d.facetLoopOffsets.push_back(static_cast<int>(d.facetLoops.size()));
+  }
+}
+
 }  // namespace
 
 Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
@@ -263,6 +312,7 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     for (std::size_t f = 0; f < data->triangles.size(); ++f)
       for (int k : data->triangles[f]) data->vertexTriangles[fill[k]++] = static_cast<int>(f);
   }
+  buildFacetLoops(*data);
   Polytope p;
   p.data_ = data;
   for (int sx = -1; sx <= 1; ++sx)

@@ -157,6 +157,11 @@ struct PolytopeData {
   /// each vertex (CSR), for the contact manifold's face lookup from a support vertex.
   std::vector<Vec3> triangleNormals;
   std::vector<int> vertexTriangleOffsets, vertexTriangles;
+  /// The merged facet of each triangle (CSR over triangles): the hull vertices on the triangle's
+  /// plane (within 1e-9 x the polytope's extent) connected to it over edges, counter-clockwise
+  /// about its normal. Qhull fans a polygonal facet into triangles; the contact manifold clips
+  /// against the whole polygon, so it is gathered and ordered once here instead of per query.
+  std::vector<int> facetLoopOffsets, facetLoops;
 };
 
 /// Convex hull of a point cloud. Degenerate clouds (duplicates, collinear, coplanar, a single
