@@ -140,7 +140,7 @@ bool readPod(std::istream& in, T& x) {
   return static_cast<bool>(in);
 }
 
-constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '3'};
+constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '4'};
 
 // Conservative AABB-vs-AABB test.
 inline bool boxesOverlap(const Vec3& ca, Real ha, const Vec3& lo, const Vec3& hi) {
@@ -215,7 +215,8 @@ Real Simulation::stableTimeStep(Real impactSpeed) const {
     };
     against(table.law(mi, mi), 0.5 * mSeen, 0.5 * s.contactRadius);
     for (const Wall& w : walls_)
-      if (w.material >= 0 && w.material < table.materialCount()) against(table.law(w.material, mi), mSeen, s.contactRadius);
+      if (w.material >= 0 && w.material < table.materialCount())
+        against(table.law(w.material, mi), mSeen, s.contactRadius);
   }
   return limit;
 }
@@ -228,7 +229,8 @@ Result<bool> Simulation::initialize() {
     const std::string where = "material '" + mat.name + "'";
     if (!(mat.density > 0)) return R::failure(where + ": density must be > 0");
     if (!(mat.youngsModulus > 0)) return R::failure(where + ": youngs_modulus must be > 0");
-    if (!(mat.poissonRatio > -1 && mat.poissonRatio < 0.5)) return R::failure(where + ": poisson_ratio must be in (-1, 0.5)");
+    if (!(mat.poissonRatio > -1 && mat.poissonRatio < 0.5))
+      return R::failure(where + ": poisson_ratio must be in (-1, 0.5)");
     if (!(mat.restitution > 0 && mat.restitution <= 1)) return R::failure(where + ": restitution must be in (0, 1]");
     if (!(mat.friction >= 0) || !(mat.rollingFriction >= 0)) return R::failure(where + ": friction must be >= 0");
   }
@@ -236,7 +238,8 @@ Result<bool> Simulation::initialize() {
   for (std::size_t i = 0; i < particles_.size(); ++i) {
     const std::string where = "particle " + std::to_string(particles_.id[i]);
     if (particles_.shape[i] < 0 || particles_.shape[i] >= ns) return R::failure(where + ": unknown shape index");
-    if (particles_.material[i] < 0 || particles_.material[i] >= nm) return R::failure(where + ": unknown material index");
+    if (particles_.material[i] < 0 || particles_.material[i] >= nm)
+      return R::failure(where + ": unknown material index");
     if (!particles_.position[i].allFinite() || !particles_.velocity[i].allFinite() ||
         !particles_.angularVelocity[i].allFinite() || !particles_.orientation[i].coeffs().allFinite())
       return R::failure(where + ": non-finite position, orientation or velocity");
@@ -250,11 +253,14 @@ Result<bool> Simulation::initialize() {
     if (wall.material < 0 || wall.material >= nm) return R::failure(where + ": unknown material index");
     if (wall.kind == WallKind::Plane && !(std::abs(wall.normal.norm() - 1) < 1e-9))
       return R::failure(where + ": normal must be a non-zero finite vector");
-    if (!wall.origin.allFinite() || !wall.velocity.allFinite()) return R::failure(where + ": non-finite position or velocity");
-    if (wall.mass < 0 || (wall.mass > 0 && wall.kind != WallKind::Plane)) return R::failure(where + ": only plane lids may have a mass > 0");
+    if (!wall.origin.allFinite() || !wall.velocity.allFinite())
+      return R::failure(where + ": non-finite position or velocity");
+    if (wall.mass < 0 || (wall.mass > 0 && wall.kind != WallKind::Plane))
+      return R::failure(where + ": only plane lids may have a mass > 0");
     for (const auto& t : wall.triangles)
       for (int v : t)
-        if (v < 0 || v >= static_cast<int>(wall.vertices.size())) return R::failure(where + ": triangle index out of range");
+        if (v < 0 || v >= static_cast<int>(wall.vertices.size()))
+          return R::failure(where + ": triangle index out of range");
   }
   if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep)) return R::failure("time step must be > 0");
   if (!options_.gravity.allFinite()) return R::failure("gravity must be finite");
@@ -319,7 +325,8 @@ void Simulation::kickParticle(std::size_t i, Real h) {
 
 void Simulation::kickLids(Real h) {
   for (std::size_t w = 0; w < walls_.size(); ++w)
-    if (walls_[w].isLid()) lidVelocity_[w] += (lidForce_[w] / walls_[w].mass + options_.gravity.dot(walls_[w].normal)) * h;
+    if (walls_[w].isLid())
+      lidVelocity_[w] += (lidForce_[w] / walls_[w].mass + options_.gravity.dot(walls_[w].normal)) * h;
 }
 
 void Simulation::driftParticle(std::size_t i, Real h) {
@@ -448,7 +455,8 @@ void Simulation::rebuildNeighbours() {
     const Vec3 origin = lo - Vec3::Constant(maxHalf + cell);
     auto cellOf = [&](Real x, int axis) { return static_cast<std::int64_t>(std::floor((x - origin[axis]) / cell)); };
     auto key = [](std::int64_t x, std::int64_t y, std::int64_t z) {
-      return (static_cast<std::uint64_t>(x) << 42) | (static_cast<std::uint64_t>(y) << 21) | static_cast<std::uint64_t>(z);
+      return (static_cast<std::uint64_t>(x) << 42) | (static_cast<std::uint64_t>(y) << 21) |
+             static_cast<std::uint64_t>(z);
     };
     struct Entry {
       std::uint64_t key;
@@ -465,9 +473,8 @@ void Simulation::rebuildNeighbours() {
         for (std::int64_t b = y0; b <= y1; ++b)
           for (std::int64_t c = z0; c <= z1; ++c) entries.push_back({key(a, b, c), static_cast<int>(i)});
     }
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return a.key < b.key || (a.key == b.key && a.p < b.p);
-    });
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key || (a.key == b.key && a.p < b.p); });
     // Runs of equal keys = cells.
     std::vector<std::size_t> runStart;
     for (std::size_t e = 0; e < entries.size(); ++e)
@@ -513,7 +520,8 @@ void Simulation::rebuildNeighbours() {
     PairState p;
     p.i = static_cast<int>(f >> 32);
     p.j = static_cast<int>(f & 0xffffffffu);
-    while (old < pairs_.size() && (static_cast<std::uint64_t>(pairs_[old].i) << 32 | static_cast<std::uint64_t>(pairs_[old].j)) < f)
+    while (old < pairs_.size() &&
+           (static_cast<std::uint64_t>(pairs_[old].i) << 32 | static_cast<std::uint64_t>(pairs_[old].j)) < f)
       ++old;
     const bool kept = old < pairs_.size() && pairs_[old].i == p.i && pairs_[old].j == p.j;
     if (kept) {
@@ -521,11 +529,13 @@ void Simulation::rebuildNeighbours() {
       p.shear = pairs_[old].shear;
       p.touching = pairs_[old].touching;
     }
-    const bool sphereSphere = shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.i)])].isSphere &&
-                              shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.j)])].isSphere;
+    const bool sphereSphere =
+        shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.i)])].isSphere &&
+        shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.j)])].isSphere;
     if (!sphereSphere) {
       p.cache = static_cast<int>(caches.size());
-      caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)] : ContactCache{});
+      caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)]
+                                                      : ContactCache{});
     }
     pairs.push_back(p);
   }
@@ -695,7 +705,8 @@ void Simulation::computePairConstants() {
     const ParticleShape& sj = shapes_[static_cast<std::size_t>(particles_.shape[j])];
     PairConstants& c = pairConst_[k];
     c.law = &table_.law(particles_.material[i], particles_.material[j]);
-    c.sqrtMass = std::sqrt(reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]));
+    c.sqrtMass =
+        std::sqrt(reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]));
     c.radius = si.contactRadius * sj.contactRadius / (si.contactRadius + sj.contactRadius);
   }
 }
@@ -813,8 +824,8 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
     return kSkipped;
   }
   const auto t0 = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const ContactResult r =
-      contact(si.shape, pose_[i], sj.shape, pose_[j], options_.narrowPhase, &caches_[static_cast<std::size_t>(p.cache)]);
+  const ContactResult r = contact(si.shape, pose_[i], sj.shape, pose_[j], options_.narrowPhase,
+                                  &caches_[static_cast<std::size_t>(p.cache)]);
   if (options_.profile) narrowSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
     p.bound = 0;
@@ -908,7 +919,8 @@ void Simulation::wallForces(int ii) {
           // Fine meshes: the deepest point (the support along −n, hill-climbing) decides in a few
           // dot products whether any vertex reaches the plane; the vertex loop runs only if one does.
           SupportHint hint;
-          const Vec3 deepest = x + mulMat(r, s.local.apply(s.shape.support(s.local.rotateInverse(mulMatT(r, Vec3(-n))), hint)));
+          const Vec3 deepest =
+              x + mulMat(r, s.local.apply(s.shape.support(s.local.rotateInverse(mulMatT(r, Vec3(-n))), hint)));
           if (!(n.dot(deepest - p0) < 0)) {
             release();
             st.pointCount = 0;
@@ -1010,7 +1022,8 @@ void Simulation::wallForces(int ii) {
       release();
       continue;
     }
-    const Vec3 wallVel = wall.isLid() ? Vec3(wall.normal * lidVelocity_[static_cast<std::size_t>(st.wall)]) : wall.velocity;
+    const Vec3 wallVel =
+        wall.isLid() ? Vec3(wall.normal * lidVelocity_[static_cast<std::size_t>(st.wall)]) : wall.velocity;
     const Vec3& w = particles_.angularVelocity[i];
     const Vec3 rel = particles_.velocity[i] + w.cross(c - x) - wallVel;
     const PairLaw& law = table_.law(wall.material, particles_.material[i]);
@@ -1086,14 +1099,30 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
   for (int a = 0; a < nActive; ++a) {
     const auto k = static_cast<std::size_t>(k0 + active[a]);
     PairState& p = pairs_[k];
+    // The narrow phase's warm-start cache of the pair after next (~400 bytes, one per pair, read
+    // in pair order but far apart): requested now, its first read would otherwise miss.
+    if (a + 2 < nActive) {
+      const int c = pairs_[static_cast<std::size_t>(k0 + active[a + 2])].cache;
+      if (c >= 0) {
+        const char* line = reinterpret_cast<const char*>(&caches_[static_cast<std::size_t>(c)]);
+        for (std::size_t off = 0; off < sizeof(ContactCache); off += 64) __builtin_prefetch(line + off);
+      }
+    }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)
       if (!spherePair<Scatter>(k)) releasePair(k);
       continue;
     }
     switch (pairForces(k, narrow)) {
-      case kSkipped: ++skipped; break;
-      case kWarning: ++warnings; ++calls; break;
-      default: ++calls; break;
+      case kSkipped:
+        ++skipped;
+        break;
+      case kWarning:
+        ++warnings;
+        ++calls;
+        break;
+      default:
+        ++calls;
+        break;
     }
     if constexpr (Scatter) {
       if (!p.touching) continue;
@@ -1236,7 +1265,8 @@ Stats Simulation::stats() const {
       ++count;
     }
   s.meanOverlap = count ? sum / static_cast<Real>(count) : 0;
-  s.coordinationNumber = particles_.size() ? 2.0 * static_cast<Real>(s.contacts) / static_cast<Real>(particles_.size()) : 0;
+  s.coordinationNumber =
+      particles_.size() ? 2.0 * static_cast<Real>(s.contacts) / static_cast<Real>(particles_.size()) : 0;
   return s;
 }
 
@@ -1274,13 +1304,15 @@ double Simulation::contactDetectionShare() const {
 
 std::int64_t Simulation::workEstimate() const {
   std::int64_t w = 0;
-  for (std::size_t i = 0; i < particles_.size(); ++i) w += shapes_[static_cast<std::size_t>(particles_.shape[i])].isSphere ? 1 : 32;
+  for (std::size_t i = 0; i < particles_.size(); ++i)
+    w += shapes_[static_cast<std::size_t>(particles_.shape[i])].isSphere ? 1 : 32;
   return w;
 }
 
 Real Simulation::particleVolume() const {
   Real v = 0;
-  for (std::size_t i = 0; i < particles_.size(); ++i) v += shapes_[static_cast<std::size_t>(particles_.shape[i])].volume;
+  for (std::size_t i = 0; i < particles_.size(); ++i)
+    v += shapes_[static_cast<std::size_t>(particles_.shape[i])].volume;
   return v;
 }
 
@@ -1311,8 +1343,19 @@ std::uint64_t Simulation::stateHash() const {
 // ---------------------------------------------------------------------------------------------
 // Checkpoints
 
+// The sizes of the records stored raw: a checkpoint from a build whose structs differ is refused
+// instead of being read as garbage.
+std::uint64_t Simulation::layoutStamp() {
+  const std::uint64_t sizes[] = {sizeof(PairState),        sizeof(ContactCache), sizeof(PairTorques), sizeof(PairFrame),
+                                 sizeof(WallContactState), sizeof(Counters),     sizeof(Quat),        sizeof(Vec3)};
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::uint64_t v : sizes) h = (h ^ v) * 1099511628211ULL;
+  return h;
+}
+
 void Simulation::saveState(std::ostream& out) const {
   out.write(kMagic, sizeof kMagic);
+  writePod(out, layoutStamp());
   writePod(out, static_cast<std::uint64_t>(particles_.size()));
   writePod(out, static_cast<std::uint64_t>(shapes_.size()));
   writePod(out, static_cast<std::uint64_t>(walls_.size()));
@@ -1361,7 +1404,15 @@ Result<bool> Simulation::loadState(std::istream& in) {
   using R = Result<bool>;
   char magic[sizeof kMagic];
   in.read(magic, sizeof magic);
-  if (!in || std::memcmp(magic, kMagic, sizeof kMagic) != 0) return R::failure("not a proxima DEM checkpoint (bad magic)");
+  if (!in || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    return R::failure("not a proxima DEM checkpoint of this version (bad magic)");
+  std::uint64_t layout = 0;
+  if (!readPod(in, layout)) return R::failure("checkpoint truncated (header)");
+  if (layout != layoutStamp())
+    return R::failure(
+        "checkpoint written by a build with a different state layout (per-pair caches and "
+        "contact records are stored raw); resume it with the build that wrote it, or start "
+        "again from the scenario");
   std::uint64_t np = 0, ns = 0, nw = 0;
   if (!readPod(in, np) || !readPod(in, ns) || !readPod(in, nw)) return R::failure("checkpoint truncated (header)");
   if (ns != shapes_.size() || nw != walls_.size())
@@ -1377,8 +1428,8 @@ Result<bool> Simulation::loadState(std::istream& in) {
   std::vector<Vec3> origins, velocities;
   ok = ok && readVec(in, origins) && readVec(in, velocities) && readVec(in, lidVelocity_) && readVec(in, lidForce_) &&
        readVec(in, referencePosition_) && readVec(in, wallReference_) && readVec(in, pairs_) && readVec(in, caches_) &&
-       readVec(in, pairForce_) && readVec(in, pairTorque_) &&
-       readVec(in, pairDepth_) && readVec(in, pairFrame_) && readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
+       readVec(in, pairForce_) && readVec(in, pairTorque_) && readVec(in, pairDepth_) && readVec(in, pairFrame_) &&
+       readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
        readVec(in, wallOffsets_) && readVec(in, wallStates_);
   if (!ok) return R::failure("checkpoint truncated or corrupt");
   if (particles_.position.size() != np || origins.size() != nw) return R::failure("checkpoint sizes inconsistent");

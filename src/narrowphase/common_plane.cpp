@@ -5,8 +5,6 @@
 // evaluated by brute force over the vertices (the paper's O(v_A + v_B) per candidate).
 #include "proxima/narrowphase/common_plane.hpp"
 
-#include "proxima/core/tolerances.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,6 +13,8 @@
 #include <set>
 #include <string>
 #include <utility>
+
+#include "proxima/core/tolerances.hpp"
 
 namespace proxima {
 namespace {

@@ -1,11 +1,11 @@
 #include "proxima/narrowphase/distance.hpp"
 
-#include "proxima/core/tolerances.hpp"
-#include "cores.hpp"
-
 #include <cmath>
 #include <limits>
 #include <variant>
+
+#include "cores.hpp"
+#include "proxima/core/tolerances.hpp"
 
 namespace proxima {
 using detail::Core;
@@ -29,8 +29,8 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
   if (auto m = validatePose(poseB)) return bad.message = "b: " + *m, bad;
 
   const Core ca = coreOf(a), cb = coreOf(b);
-  DistanceResult r = std::visit(
-      [&](const auto& x, const auto& y) { return gjkDistance(x, poseA, y, poseB, options, cache); }, ca, cb);
+  DistanceResult r =
+      std::visit([&](const auto& x, const auto& y) { return gjkDistance(x, poseA, y, poseB, options, cache); }, ca, cb);
   const Real ra = a.totalRadius(), rb = b.totalRadius();
   if (ra == 0 && rb == 0) return r;
   if (r.status == Status::Overlapping) {

@@ -311,15 +311,22 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     cc.normalLocalA = nLocal;
     cc.faceSize = 3;
     for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[P.f[k].v[i]], cc.faceB[i] = P.lb[P.f[k].v[i]];
+    // The polytope's vertex deepest along -n: next step's apex of the warm tetrahedron.
+    int apex = 0;
+    for (int i = 1; i < P.nv; ++i)
+      if (nLocal.dot(P.y[i]) < nLocal.dot(P.y[apex])) apex = i;
+    cc.hasApex = P.nv > 0;
+    cc.apexA = P.pa[apex], cc.apexB = P.lb[apex];
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
-  auto fail = [&](Status st, const char* why) -> ContactResult& {
+  // fail / touching write `out`; every exit then returns `out` by name, so it is constructed in
+  // place (a returned reference would copy the ~700-byte result).
+  auto fail = [&](Status st, const char* why) {
     out.status = st;
     out.message = why;
-    return out;
   };
   // Touching or flat CSO: depth 0 along a known normal (A's frame).
-  auto touching = [&](const Vec3& nLocal) -> ContactResult& {
+  auto touching = [&](const Vec3& nLocal) {
     out.status = Status::Overlapping;
     out.distance = 0;
     out.depth = 0;
@@ -327,25 +334,34 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
     out.iterations = gjkIterations;
     cc.hasFace = false;
-    return out;
   };
 
   // --- Warm start (DEM time steps): the previous closest face, re-evaluated under the current
   // poses, plus the support point opposite to it form a tetrahedron inside the CSO. If it strictly
   // contains the origin (exact orientation tests) the bodies overlap for certain: GJK is skipped and
   // the expansion starts from it; in a persisting face contact the first face examined is accepted.
+  // The apex is first the previous query's deepest vertex pair, re-evaluated (no support search;
+  // any point of the CSO will do), then if that fails the support point opposite to the face.
   bool warm = false;
+  cc.supportVertexA = cc.supportVertexB = -1;
   if (cc.hasFace && cc.faceSize == 3) {
     int f3[3];
     for (int i = 0; i < 3; ++i) f3[i] = P.addVertex(cc.faceA[i] - toA(cc.faceB[i]), cc.faceA[i], cc.faceB[i]);
     Vec3 nf = (P.y[f3[1]] - P.y[f3[0]]).cross(P.y[f3[2]] - P.y[f3[0]]);
     if (nf.dot(cc.normalLocalA) < 0) nf = -nf;
-    const int deep = nf.squaredNorm() > 0 ? support(-nf) : -1;
-    if (deep >= 0 && exactOrient3d(P.y[f3[0]], P.y[f3[1]], P.y[f3[2]], P.y[deep]) != 0) {
+    auto encloses = [&](int deep) {
+      if (deep < 0 || exactOrient3d(P.y[f3[0]], P.y[f3[1]], P.y[f3[2]], P.y[deep]) == 0) return false;
       P.buildTetrahedron(f3[0], f3[1], f3[2], deep);
-      warm = true;
-      for (int k = 0; k < P.nf && warm; ++k) warm = P.originBelow(k);
+      for (int k = 0; k < P.nf; ++k)
+        if (!P.originBelow(k)) return false;
+      return true;
+    };
+    if (cc.hasApex && nf.squaredNorm() > 0) {
+      const Real scale2 = P.scale2;
+      warm = encloses(P.addVertex(cc.apexA - toA(cc.apexB), cc.apexA, cc.apexB));
+      if (!warm) P.nv = 3, P.scale2 = scale2;
     }
+    if (!warm && nf.squaredNorm() > 0) warm = encloses(support(-nf));
     if (!warm) P.reset();
   }
   if (!warm) {
@@ -385,7 +401,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     }
     if (count == 0) {
       const int s = support(Vec3::UnitX());
-      if (s < 0) return fail(Status::Degenerate, "non-finite support point");
+      if (s < 0) {
+        fail(Status::Degenerate, "non-finite support point");
+        return out;
+      }
       ids[count++] = s;
     }
     if (count == 1) {
@@ -393,13 +412,19 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
                             -Vec3::UnitY(), Vec3::UnitZ(),  -Vec3::UnitZ()};
       for (const Vec3& d : dirs) {
         const int s = support(d);
-        if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+        if (s == -2) {
+          fail(Status::Degenerate, "non-finite support point");
+          return out;
+        }
         if (s >= 0 && P.y[s] != P.y[ids[0]]) {
           ids[count++] = s;
           break;
         }
       }
-      if (count == 1) return touching(Vec3::UnitX());  // the CSO is a single point: both bodies are points
+      if (count == 1) {  // the CSO is a single point: both bodies are points
+        touching(Vec3::UnitX());
+        return out;
+      }
     }
     if (count == 2) {
       const Vec3 u = P.y[ids[1]] - P.y[ids[0]];
@@ -412,19 +437,28 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       const Vec3 dirs[4] = {d1, -d1, d2, -d2};
       for (const Vec3& d : dirs) {
         const int s = support(d);
-        if (s == -2) return fail(Status::Degenerate, "non-finite support point");
+        if (s == -2) {
+          fail(Status::Degenerate, "non-finite support point");
+          return out;
+        }
         if (s >= 0 && (P.y[s] - P.y[ids[0]]).cross(u).squaredNorm() > 0) {
           ids[count++] = s;
           break;
         }
       }
-      if (count == 2) return touching(d1);  // the CSO is a segment
+      if (count == 2) {  // the CSO is a segment
+        touching(d1);
+        return out;
+      }
     }
     int extra = -1;  // a fifth point making a bipyramid around a GJK triangle
     if (count == 3) {
       const Vec3 n = (P.y[ids[1]] - P.y[ids[0]]).cross(P.y[ids[2]] - P.y[ids[0]]);
       const int sp = support(n), sm = support(-n);
-      if (sp == -2 || sm == -2) return fail(Status::Degenerate, "non-finite support point");
+      if (sp == -2 || sm == -2) {
+        fail(Status::Degenerate, "non-finite support point");
+        return out;
+      }
       const int op = sp >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sp]) : 0;
       const int om = sm >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sm]) : 0;
       if (op > 0 && om < 0)
@@ -437,13 +471,17 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         // The CSO lies in the triangle's plane: depth 0 along its normal.
         Vec3 nn = n.normalized();
         if (nn.dot(P.y[ids[0]]) < 0) nn = -nn;
-        return touching(nn);
+        touching(nn);
+        return out;
       }
     }
     P.buildTetrahedron(ids[0], ids[1], ids[2], ids[3]);
     if (extra >= 0) {
       const int k = P.findVisibleFace(extra);
-      if (k >= 0 && !P.insert(extra, k)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+      if (k >= 0 && !P.insert(extra, k)) {
+        fail(Status::Degenerate, "expanding polytope lost consistency");
+        return out;
+      }
     }
     // Warm start: the previous closest face and the support point along the previous normal, both
     // re-evaluated under the current poses, seed the polytope near the answer.
@@ -451,10 +489,16 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       for (int i = 0; i < cc.faceSize; ++i) {
         const int s = P.addVertex(cc.faceA[i] - toA(cc.faceB[i]), cc.faceA[i], cc.faceB[i]);
         if (s < 0) break;
-        if (!keepIfOutside(s)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+        if (!keepIfOutside(s)) {
+          fail(Status::Degenerate, "expanding polytope lost consistency");
+          return out;
+        }
       }
       const int s = support(cc.normalLocalA);
-      if (s >= 0 && !keepIfOutside(s)) return fail(Status::Degenerate, "expanding polytope lost consistency");
+      if (s >= 0 && !keepIfOutside(s)) {
+        fail(Status::Degenerate, "expanding polytope lost consistency");
+        return out;
+      }
     }
 
   }  // !warm
@@ -485,6 +529,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         --P.nv;  // E adds nothing
         hFinal = h;
         status = Status::Overlapping;
+        // The vertices supporting the accepted normal (the reported one, to rounding, for
+        // polyhedral pairs): the manifold's faces are around them.
+        if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>)
+          cc.supportVertexA = hintA.vertex, cc.supportVertexB = hintB.vertex;
         return true;
       }
       if (expansions >= opt.maxExpansions) {

@@ -61,7 +61,7 @@ void orderAround(Poly& f, const Vec3& m) {
 // or a point gives its support feature with align = -2 (never a reference face).
 // Writes into the caller's f (a Poly is ~1.6 kB: returning it by value copied it every query).
 template <class C>
-void bestFace(const C& c, const Vec3& d, Poly& f) {
+void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
   f.n = 0, f.normal = Vec3::Zero(), f.align = -2;
   if constexpr (std::is_same_v<C, Point>) {
     f.p[0] = c.p, f.n = 1;
@@ -117,8 +117,11 @@ void bestFace(const C& c, const Vec3& d, Poly& f) {
       // The face most aligned with d among those around the support vertex: in a face contact the
       // whole facet supports d, so one of its triangles is there. Its merged facet (the polygon
       // Qhull fanned into triangles) is precomputed, counter-clockwise (PolytopeData::facetLoops).
-      (void)c.p->support(d, hint);  // sets hint.vertex
-      const int v0 = hint.vertex;
+      int v0 = hintVertex;
+      if (!(v0 >= 0 && v0 < static_cast<int>(v.size()))) {
+        (void)c.p->support(d, hint);  // sets hint.vertex
+        v0 = hint.vertex;
+      }
       int best = -1;
       for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
         const int t = data.vertexTriangles[e];
@@ -184,7 +187,14 @@ int clip(const Poly& ref, const Vec3& m, const Vec3* in, int nin, Vec3* out) {
 
 // Keeps at most 4 points: the deepest, the one farthest from it, then the two that span the
 // largest areas on either side (the usual reduction that preserves the support polygon).
-int reduceToFour(ContactPoint* pts, int n, const Vec3& m) {
+// A clipped point (no default initialisers: the array of ~140 is scratch, zero-filling it cost
+// more than the clipping).
+struct Candidate {
+  Vec3 point;
+  Real depth;
+};
+
+int reduceToFour(Candidate* pts, int n, const Vec3& m) {
   if (n <= 4) return n;
   int a = 0;
   for (int i = 1; i < n; ++i)
@@ -199,7 +209,7 @@ int reduceToFour(ContactPoint* pts, int n, const Vec3& m) {
     if (s > cMax) cMax = s, c = i;
     if (s < dMin) dMin = s, d = i;
   }
-  ContactPoint keep[4];
+  Candidate keep[4];
   int k = 0;
   keep[k++] = pts[a], keep[k++] = pts[b];
   if (c >= 0) keep[k++] = pts[c];
@@ -210,14 +220,15 @@ int reduceToFour(ContactPoint* pts, int n, const Vec3& m) {
 
 }  // namespace
 
-void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r) {
+void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r,
+                   int vertexA, int vertexB) {
   singlePointManifold(r);
   const Vec3 n = r.normal;
   if (!(n.squaredNorm() > 0.5)) return;
   const Core ca = coreOf(a), cb = coreOf(b);
   Poly fa, fb;
-  std::visit([&](const auto& c) { bestFace(c, poseA.rotateInverse(n), fa); }, ca);
-  std::visit([&](const auto& c) { bestFace(c, poseB.rotateInverse(Vec3(-n)), fb); }, cb);
+  std::visit([&](const auto& c) { bestFace(c, poseA.rotateInverse(n), fa, vertexA); }, ca);
+  std::visit([&](const auto& c) { bestFace(c, poseB.rotateInverse(Vec3(-n)), fb, vertexB); }, cb);
   if (fa.n == 0 || fb.n == 0) return;
   toWorld(fa, poseA);
   toWorld(fb, poseB);
@@ -234,7 +245,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   const int m = clip(ref, ref.normal, inc.p, inc.n, clipped);
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
-  ContactPoint pts[2 * kMaxPoly + 8];
+  Candidate pts[2 * kMaxPoly + 8];
   int k = 0;
   const Real slack = 1e-12 * std::max<Real>(1, std::abs(h));
   for (int i = 0; i < m; ++i) {
@@ -251,7 +262,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   if (k == 0) return;  // rounding: keep the single point
   k = reduceToFour(pts, k, mm);
   r.contactCount = k;
-  std::copy(pts, pts + k, r.contacts);
+  for (int i = 0; i < k; ++i) r.contacts[i] = {pts[i].point, pts[i].depth};
 }
 
 }  // namespace proxima::detail

@@ -10,7 +10,10 @@ namespace proxima::detail {
 /// (polytope, box, tetrahedron, triangle, segment, point; inflated or not) in face-face or
 /// edge-face contact get the clipped polygon (<= 4 points); every other case gets the single
 /// contact point. Nothing is written when the bodies are apart.
-void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r);
+/// vertexA / vertexB (polytopes, -1: unknown): a vertex of A supporting the normal and one of B
+/// supporting its opposite, as the penetration query found them; the face search starts there.
+void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r,
+                   int vertexA = -1, int vertexB = -1);
 
 /// The single-point manifold: the contact point with the result's depth.
 inline void singlePointManifold(ContactResult& r) {

@@ -49,6 +49,19 @@ void addRadii(ContactResult& r, Real ra, Real rb) {
 
 }  // namespace
 
+// Descantes' common-plane methods work on the vertices, faces and edges of two polyhedra.
+ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
+                                 PenetrationMethod method) {
+  auto fa = polyhedronFeatures(a, poseA);
+  if (!fa) return invalid("a: " + fa.message());
+  auto fb = polyhedronFeatures(b, poseB);
+  if (!fb) return invalid("b: " + fb.message());
+  ContactResult r = method == PenetrationMethod::Nezami ? revisedNezami(fa.value(), fb.value())
+                                                        : revisedCundall(fa.value(), fb.value());
+  r.method = method;
+  return r;
+}
+
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
   if (auto m = a.validate()) return invalid("a: " + *m);
@@ -56,29 +69,24 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   if (auto m = validatePose(poseA)) return invalid("a: " + *m);
   if (auto m = validatePose(poseB)) return invalid("b: " + *m);
 
-  ContactResult r;
-  if (options.method != PenetrationMethod::GjkTd) {
-    // Descantes' common-plane methods work on the vertices, faces and edges of two polyhedra.
-    auto fa = polyhedronFeatures(a, poseA);
-    if (!fa) return invalid("a: " + fa.message());
-    auto fb = polyhedronFeatures(b, poseB);
-    if (!fb) return invalid("b: " + fb.message());
-    r = options.method == PenetrationMethod::Nezami ? revisedNezami(fa.value(), fb.value())
-                                                    : revisedCundall(fa.value(), fb.value());
-    r.method = options.method;
-  } else {
-    const detail::Core ca = detail::coreOf(a), cb = detail::coreOf(b);
-    r = std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cache); }, ca,
-                   cb);
-    addRadii(r, a.totalRadius(), b.totalRadius());
-  }
+  // GJK-TD always works with a cache (the caller's or this call's): the manifold reads from it
+  // the vertices that support the normal.
+  ContactCache local;
+  ContactCache& cc = cache ? *cache : local;
+  const bool gjkTd = options.method == PenetrationMethod::GjkTd;
+  // (initialised from prvalues: no copy of the ~700-byte result)
+  ContactResult r =
+      gjkTd ? std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, &cc); },
+                         detail::coreOf(a), detail::coreOf(b))
+            : commonPlaneContact(a, poseA, b, poseB, options.method);
+  if (gjkTd) addRadii(r, a.totalRadius(), b.totalRadius());
   if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
   r.depth = r.distance < 0 ? -r.distance : 0;
   r.contactPoint = 0.5 * (r.witnessA + r.witnessB);
   r.contactCount = 0;
   if (r.distance <= 0) {
     if (options.manifold)
-      detail::buildManifold(a, poseA, b, poseB, r);
+      detail::buildManifold(a, poseA, b, poseB, r, gjkTd ? cc.supportVertexA : -1, gjkTd ? cc.supportVertexB : -1);
     else
       detail::singlePointManifold(r);
   }

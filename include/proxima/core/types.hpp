@@ -14,12 +14,13 @@ using Mat3 = Eigen::Matrix<Real, 3, 3>;
 using Quat = Eigen::Quaternion<Real>;
 
 /// m * v and mᵀ * v written out: Eigen's generic fixed-size product is not always inlined at -O2,
-/// and these sit in GJK's support loop.
-inline Vec3 mulMat(const Mat3& m, const Vec3& v) {
+/// and these sit in GJK's support loop. Forced inline: GCC kept them out of line in the large
+/// GJK-TD and manifold functions (a call per transformed point).
+[[gnu::always_inline]] inline Vec3 mulMat(const Mat3& m, const Vec3& v) {
   return {m(0, 0) * v.x() + m(0, 1) * v.y() + m(0, 2) * v.z(), m(1, 0) * v.x() + m(1, 1) * v.y() + m(1, 2) * v.z(),
           m(2, 0) * v.x() + m(2, 1) * v.y() + m(2, 2) * v.z()};
 }
-inline Vec3 mulMatT(const Mat3& m, const Vec3& v) {
+[[gnu::always_inline]] inline Vec3 mulMatT(const Mat3& m, const Vec3& v) {
   return {m(0, 0) * v.x() + m(1, 0) * v.y() + m(2, 0) * v.z(), m(0, 1) * v.x() + m(1, 1) * v.y() + m(2, 1) * v.z(),
           m(0, 2) * v.x() + m(1, 2) * v.y() + m(2, 2) * v.z()};
 }

@@ -30,13 +30,13 @@ namespace proxima::dem {
 struct Stats {
   std::int64_t step = 0;
   Real time = 0;
-  Real kineticEnergy = 0;      ///< translational + rotational, particles (+ free lids)
-  Real potentialEnergy = 0;    ///< gravitational, -m g·x, particles (+ free lids)
-  std::int64_t contacts = 0;   ///< particle-particle contacts with overlap > 0
+  Real kineticEnergy = 0;     ///< translational + rotational, particles (+ free lids)
+  Real potentialEnergy = 0;   ///< gravitational, -m g·x, particles (+ free lids)
+  std::int64_t contacts = 0;  ///< particle-particle contacts with overlap > 0
   std::int64_t wallContacts = 0;
-  Real meanOverlap = 0;        ///< over particle-particle and wall contacts
+  Real meanOverlap = 0;  ///< over particle-particle and wall contacts
   Real maxOverlap = 0;
-  Real coordinationNumber = 0; ///< 2 × particle-particle contacts / particles
+  Real coordinationNumber = 0;  ///< 2 × particle-particle contacts / particles
   Real maxSpeed = 0;
 };
 
@@ -46,7 +46,7 @@ struct Counters {
   std::int64_t narrowPhaseSkipped = 0;  ///< pair-steps skipped by the conservative bound (Eq. 3.14)
   std::int64_t analyticPairTests = 0;   ///< sphere-sphere pair-steps (no narrow phase needed)
   std::int64_t neighbourRebuilds = 0;
-  std::int64_t warnings = 0;            ///< narrow-phase results that were not clean (counted, not fatal)
+  std::int64_t warnings = 0;  ///< narrow-phase results that were not clean (counted, not fatal)
 };
 
 /// One contact for output and tests. j < 0 means wall number (-1 - j).
@@ -55,7 +55,7 @@ struct ContactInfo {
   Vec3 point = Vec3::Zero();
   Vec3 normal = Vec3::Zero();  ///< unit, from i (or the wall) towards j (or particle i for walls)
   Real depth = 0;
-  Vec3 force = Vec3::Zero();   ///< on j (on particle i for walls)
+  Vec3 force = Vec3::Zero();  ///< on j (on particle i for walls)
 };
 
 /// Where the time goes (SimulationOptions::profile): wall time of step() and of the neighbour-list
@@ -71,9 +71,9 @@ struct Timings {
 struct SimulationOptions {
   Vec3 gravity{0, 0, -9.81};
   Real timeStep = 1e-5;
-  Real skin = 0;                ///< Verlet skin; 0 = 0.1 × mean bounding diameter at initialize()
+  Real skin = 0;  ///< Verlet skin; 0 = 0.1 × mean bounding diameter at initialize()
   bool conservativeBound = true;
-  int threads = 0;              ///< 0 = leave OpenMP's default
+  int threads = 0;  ///< 0 = leave OpenMP's default
   /// Systems with fewer particles than this run on one thread: fork/join and idle spinning cost
   /// more than they save on small systems (much more on a loaded machine). Results do not depend
   /// on it.
@@ -151,6 +151,7 @@ class Simulation {
   Result<bool> loadState(std::istream& in);
 
  private:
+  static std::uint64_t layoutStamp();  ///< checkpoint check: sizes of the records stored raw
   struct PairState {
     int i = 0, j = 0;
     Real bound = 0;             ///< certified lower bound on the distance (Eq. 3.14); <= 0: query
@@ -175,7 +176,7 @@ class Simulation {
     Real radius = 0;
   };
   static constexpr int kMaxWallPoints = 8;
-  struct WallContactState {     ///< particle-wall (plane) or particle-triangle history
+  struct WallContactState {  ///< particle-wall (plane) or particle-triangle history
     int wall = 0, triangle = -1;
     Vec3 shear = Vec3::Zero();
     /// Polyhedral cores on planes: per-vertex contacts (the deepest kMaxWallPoints vertices), each
@@ -214,8 +215,8 @@ class Simulation {
   bool spherePair(std::size_t k);
   static constexpr std::int64_t kPairBlock = 256;
   template <bool Scatter>
-  void pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped,
-                 std::int64_t& warnings, double& narrow);
+  void pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped, std::int64_t& warnings,
+                 double& narrow);
   /// Owner ranges for the force loop (one per thread; none = slots + gather), and boundary_.
   void partitionPairs();
   /// Depth of touching pair k (stored for narrow-phase pairs, recomputed for sphere pairs).
@@ -245,21 +246,21 @@ class Simulation {
 
   // neighbour lists
   Real skin_ = 0;
-  std::vector<Vec3> referencePosition_;     ///< positions at the last rebuild
-  std::vector<Vec3> wallReference_;         ///< wall origins at the last rebuild
-  std::vector<PairState> pairs_;            ///< sorted by (i, j)
+  std::vector<Vec3> referencePosition_;  ///< positions at the last rebuild
+  std::vector<Vec3> wallReference_;      ///< wall origins at the last rebuild
+  std::vector<PairState> pairs_;         ///< sorted by (i, j)
   std::vector<ContactCache> caches_;
   std::vector<Vec3> pairForce_;
   std::vector<PairTorques> pairTorque_;
   std::vector<Real> pairDepth_;
   std::vector<PairFrame> pairFrame_;
   std::vector<PairConstants> pairConst_;
-  std::int64_t spherePairs_ = 0;            ///< listed sphere-sphere pairs (analytic tests per step)
-  std::vector<int> pairOffsets_, pairRefs_; ///< CSR: pairs of particle p (ref >= 0: as i; ~ref: as j)
-  std::vector<Real> stepDisplacement_;      ///< max displacement of a body point in the last step
-  std::vector<Real> sphereRadius_;          ///< per particle (0 unless a sphere), for the sphere-pair path
-  bool needDisplacement_ = true;            ///< some particle is not a sphere (stepDisplacement_ used)
-  std::vector<Transform> pose_;             ///< per particle at this step's forces (if needDisplacement_)
+  std::int64_t spherePairs_ = 0;             ///< listed sphere-sphere pairs (analytic tests per step)
+  std::vector<int> pairOffsets_, pairRefs_;  ///< CSR: pairs of particle p (ref >= 0: as i; ~ref: as j)
+  std::vector<Real> stepDisplacement_;       ///< max displacement of a body point in the last step
+  std::vector<Real> sphereRadius_;           ///< per particle (0 unless a sphere), for the sphere-pair path
+  bool needDisplacement_ = true;             ///< some particle is not a sphere (stepDisplacement_ used)
+  std::vector<Transform> pose_;              ///< per particle at this step's forces (if needDisplacement_)
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;
