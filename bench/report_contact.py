@@ -417,15 +417,20 @@ def penetration_lines(contact_path, meta):
 
 
 def splice(old_text, distance_lines=None, penetration=None):
-    """Combine: new distance text (or the old one) + new penetration block (or the old one)."""
-    old_dist, old_pen = old_text, None
+    """Combine: new distance text (or the old one) + new penetration block (or the old one) + the
+    sections after the penetration block, kept as they are (whole simulations, packing: written by
+    bench/sim/report_sim.py and bench/sim/run_packing.py)."""
+    old_dist, old_pen, tail = old_text, None, ""
     if BEGIN in old_text and END in old_text:
         i, j = old_text.index(BEGIN), old_text.index(END) + len(END)
         old_pen = old_text[i:j]
-        old_dist = (old_text[:i] + old_text[j:]).rstrip("\n") + "\n"
+        old_dist = old_text[:i].rstrip("\n") + "\n"
+        tail = old_text[j:].strip("\n")
     dist = "\n".join(distance_lines).rstrip("\n") + "\n" if distance_lines is not None else old_dist
     pen = "\n".join(penetration) if penetration is not None else old_pen
     out = dist.rstrip("\n") + "\n"
     if pen:
         out += "\n" + pen.rstrip("\n") + "\n"
+    if tail:
+        out += "\n" + tail + "\n"
     return out
