@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <istream>
+#include <numbers>
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
@@ -234,6 +235,9 @@ Result<bool> Simulation::initialize() {
     if (!(mat.restitution > 0 && mat.restitution <= 1)) return R::failure(where + ": restitution must be in (0, 1]");
     if (!(mat.friction >= 0) || !(mat.rollingFriction >= 0)) return R::failure(where + ": friction must be >= 0");
   }
+  // Checked once here: the narrow phase then skips its per-call checks (PenetrationOptions::trustedInput).
+  for (std::size_t k = 0; k < shapes_.size(); ++k)
+    if (auto err = shapes_[k].shape.validate()) return R::failure("shape " + std::to_string(k) + ": " + *err);
   const int nm = static_cast<int>(materials_.size()), ns = static_cast<int>(shapes_.size());
   for (std::size_t i = 0; i < particles_.size(); ++i) {
     const std::string where = "particle " + std::to_string(particles_.id[i]);
@@ -356,8 +360,11 @@ void Simulation::driftParticle(std::size_t i, Real h) {
       freeRotor(q, lb, inertia, h);
       particles_.angularVelocity[i] = q * Vec3(lb.cwiseQuotient(inertia));
     }
+    // Rotation angle bound without atan2: 2 atan2(s, c) <= 2 s / c (atan x <= x); past 60° of
+    // half-angle simply π (the chord bound π r exceeds any chord 2 r).
     const Quat dq = q0.conjugate() * q;
-    angle = 2 * std::atan2(dq.vec().norm(), std::abs(dq.w()));
+    const Real s = dq.vec().norm(), c = std::abs(dq.w());
+    angle = c >= 0.5 ? 2 * s / c : std::numbers::pi;
   }
   // Largest displacement of any point of the body in this step (Montanari Eq. 3.14's max ||s||):
   // translation plus the chord of the rotation at the bounding radius (bounded by angle × r).
@@ -824,8 +831,13 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
     return kSkipped;
   }
   const auto t0 = options_.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  const ContactResult r = contact(si.shape, pose_[i], sj.shape, pose_[j], options_.narrowPhase,
-                                  &caches_[static_cast<std::size_t>(p.cache)]);
+  if (!(poseFinite_[i] && poseFinite_[j])) {
+    p.bound = 0;
+    release();
+    return kWarning;
+  }
+  const ContactResult r =
+      contact(si.shape, pose_[i], sj.shape, pose_[j], pairNarrow_, &caches_[static_cast<std::size_t>(p.cache)]);
   if (options_.profile) narrowSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.status == Status::InvalidInput || !std::isfinite(r.distance)) {
     p.bound = 0;
@@ -1147,8 +1159,17 @@ void Simulation::computeForces(Real kick) {
   if (needDisplacement_) {
     // Poses for the narrow phase and wall contacts, once per particle instead of per call.
     pose_.resize(particles_.size());
+    poseFinite_.resize(particles_.size());
 #pragma omp parallel for schedule(static) if (parallel_)
-    for (std::int64_t i = 0; i < n; ++i) pose_[static_cast<std::size_t>(i)] = poseOf(static_cast<int>(i));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      pose_[k] = poseOf(static_cast<int>(i));
+      poseFinite_[k] = pose_[k].translation.allFinite() && pose_[k].rotation.allFinite();
+    }
+    // Shapes were validated when added and rotations come from unit quaternions: the narrow phase
+    // skips its per-call checks; pairForces refuses non-finite poses itself.
+    pairNarrow_ = options_.narrowPhase;
+    pairNarrow_.trustedInput = true;
   }
   std::int64_t calls = 0, skipped = 0, warnings = 0;
   double narrow = 0;

@@ -122,13 +122,19 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
         (void)c.p->support(d, hint);  // sets hint.vertex
         v0 = hint.vertex;
       }
+      // (conditional moves: which triangle wins is data-dependent and mispredicted as a branch)
       int best = -1;
+      Real align = -2;
       for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
         const int t = data.vertexTriangles[e];
         const Vec3& m = data.triangleNormals[t];
-        if (m.squaredNorm() > 0 && m.dot(d) > f.align) f.align = m.dot(d), f.normal = m, best = t;
+        const Real a = m.dot(d);
+        const bool take = (a > align) & (m.squaredNorm() > 0);  // zero normal: a zero-area triangle
+        align = take ? a : align;
+        best = take ? t : best;
       }
       if (best >= 0) {
+        f.align = align, f.normal = data.triangleNormals[best];
         const int b0 = data.facetLoopOffsets[best], b1 = data.facetLoopOffsets[best + 1];
         if (b1 - b0 > kMaxPoly) {  // too large: single point
           f.n = 0;

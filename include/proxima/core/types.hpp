@@ -39,13 +39,15 @@ struct Transform {
   static Transform translate(const Vec3& p) { return Transform(Mat3::Identity(), p); }
 
   /// Local point -> world point.
-  [[nodiscard]] Vec3 apply(const Vec3& x) const { return mulMat(rotation, x) + translation; }
+  [[nodiscard, gnu::always_inline]] Vec3 apply(const Vec3& x) const { return mulMat(rotation, x) + translation; }
   /// Local direction -> world direction.
-  [[nodiscard]] Vec3 rotate(const Vec3& d) const { return mulMat(rotation, d); }
+  [[nodiscard, gnu::always_inline]] Vec3 rotate(const Vec3& d) const { return mulMat(rotation, d); }
   /// World direction -> local direction.
-  [[nodiscard]] Vec3 rotateInverse(const Vec3& d) const { return mulMatT(rotation, d); }
+  [[nodiscard, gnu::always_inline]] Vec3 rotateInverse(const Vec3& d) const { return mulMatT(rotation, d); }
   /// World point -> local point.
-  [[nodiscard]] Vec3 applyInverse(const Vec3& x) const { return mulMatT(rotation, Vec3(x - translation)); }
+  [[nodiscard, gnu::always_inline]] Vec3 applyInverse(const Vec3& x) const {
+    return mulMatT(rotation, Vec3(x - translation));
+  }
   [[nodiscard]] Transform operator*(const Transform& o) const {
     return Transform(Mat3(rotation * o.rotation), Vec3(rotation * o.translation + translation));
   }

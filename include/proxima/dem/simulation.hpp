@@ -261,6 +261,8 @@ class Simulation {
   std::vector<Real> sphereRadius_;           ///< per particle (0 unless a sphere), for the sphere-pair path
   bool needDisplacement_ = true;             ///< some particle is not a sphere (stepDisplacement_ used)
   std::vector<Transform> pose_;              ///< per particle at this step's forces (if needDisplacement_)
+  std::vector<char> poseFinite_;             ///< pose_[i] is finite (checked once per step, not per pair)
+  PenetrationOptions pairNarrow_;            ///< options_.narrowPhase with trustedInput (set each step)
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;

@@ -55,6 +55,10 @@ struct PenetrationOptions {
   /// plane distance by at most relTolerance x scale (curved shapes; polytopes end exactly first).
   Real relTolerance = tol::kEpaRelative;
   bool manifold = true;  ///< build the multi-point manifold (else 1 point: the contact point)
+  /// Skip the per-call checks of shapes and poses: the caller guarantees valid shapes and finite poses
+  /// with orthonormal rotations (the DEM engine validates its shapes once and checks every pose once
+  /// per step instead of once per pair).
+  bool trustedInput = false;
 };
 
 /// Per-pair warm-start data across time steps: GJK's simplex plus the previous contact normal and
