@@ -315,7 +315,6 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     int apex = 0;
     for (int i = 1; i < P.nv; ++i)
       if (nLocal.dot(P.y[i]) < nLocal.dot(P.y[apex])) apex = i;
-    cc.hasApex = P.nv > 0;
     cc.apexA = P.pa[apex], cc.apexB = P.lb[apex];
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
@@ -356,7 +355,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         if (!P.originBelow(k)) return false;
       return true;
     };
-    if (cc.hasApex && nf.squaredNorm() > 0) {
+    if (nf.squaredNorm() > 0) {
       const Real scale2 = P.scale2;
       warm = encloses(P.addVertex(cc.apexA - toA(cc.apexB), cc.apexA, cc.apexB));
       if (!warm) P.nv = 3, P.scale2 = scale2;

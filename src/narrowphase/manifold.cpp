@@ -45,10 +45,7 @@ void orderAround(Poly& f, const Vec3& m) {
   int idx[kMaxPoly];
   for (int i = 0; i < f.n; ++i) {
     const Vec3 q = f.p[i] - c;
-    // Pseudo-angle: the same order as atan2(y, x) over (-π, π] without the transcendental call.
-    const Real x = q.dot(e1), y = q.dot(e2), l1 = std::abs(x) + std::abs(y);
-    const Real r = l1 > 0 ? x / l1 : 1;
-    ang[i] = y >= 0 ? 1 - r : r - 1;
+    ang[i] = pseudoAngle(q.dot(e1), q.dot(e2));
     idx[i] = i;
   }
   std::sort(idx, idx + f.n, [&](int a, int b) { return ang[a] < ang[b]; });

@@ -1,6 +1,7 @@
 #include "proxima/narrowphase/penetration.hpp"
 
 #include <cmath>
+#include <optional>
 #include <variant>
 
 #include "cores.hpp"
@@ -47,8 +48,6 @@ void addRadii(ContactResult& r, Real ra, Real rb) {
   detail::offsetByRadii(r, ra, rb);
 }
 
-}  // namespace
-
 // Descantes' common-plane methods work on the vertices, faces and edges of two polyhedra.
 ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                                  PenetrationMethod method) {
@@ -62,6 +61,8 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
   return r;
 }
 
+}  // namespace
+
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
   if (!options.trustedInput) {
@@ -71,10 +72,10 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
     if (auto m = validatePose(poseB)) return invalid("b: " + *m);
   }
 
-  // GJK-TD always works with a cache (the caller's or this call's): the manifold reads from it
-  // the vertices that support the normal.
-  ContactCache local;
-  ContactCache& cc = cache ? *cache : local;
+  // GJK-TD always works with a cache (the caller's, or one made here only when none is given): the
+  // manifold reads from it the vertices that support the normal.
+  std::optional<ContactCache> own;
+  ContactCache& cc = cache ? *cache : own.emplace();
   const bool gjkTd = options.method == PenetrationMethod::GjkTd;
   // (initialised from prvalues: no copy of the ~700-byte result)
   ContactResult r =

@@ -165,11 +165,8 @@ void buildFacetLoops(PolytopeData& d) {
       const Vec3 e1 = (v[ids[0]] - c).normalized(), e2 = m.cross(e1);
       ang.clear();
       for (int i : ids) {
-        // Pseudo-angle: the order of atan2(y, x) over (-pi, pi] without the transcendental call.
         const Vec3 q = v[i] - c;
-        const Real x = q.dot(e1), y = q.dot(e2), l1 = std::abs(x) + std::abs(y);
-        const Real r = l1 > 0 ? x / l1 : 1;
-        ang.emplace_back(y >= 0 ? 1 - r : r - 1, i);
+        ang.emplace_back(detail::pseudoAngle(q.dot(e1), q.dot(e2)), i);
       }
       std::sort(ang.begin(), ang.end());
       for (const auto& [a, i] : ang) d.facetLoops.push_back(i);

@@ -68,9 +68,8 @@ struct ContactCache {
   bool hasFace = false;
   Vec3 normalLocalA = Vec3::Zero();
   int faceSize = 0;
-  Vec3 faceA[3], faceB[3];  ///< support points in A's and B's local frames
-  bool hasApex = false;
-  Vec3 apexA = Vec3::Zero(), apexB = Vec3::Zero();  ///< the vertex pair deepest along -normal (local frames)
+  Vec3 faceA[3], faceB[3];                          ///< support points in A's and B's local frames
+  Vec3 apexA = Vec3::Zero(), apexB = Vec3::Zero();  ///< with the face: the vertex pair deepest along -normal
   /// Polytope vertices supporting the last result's normal on A and -normal on B (-1: unknown); the
   /// contact manifold starts its face search there instead of searching again.
   int supportVertexA = -1, supportVertexB = -1;

@@ -136,6 +136,16 @@ struct Cone {
   }
 };
 
+namespace detail {
+/// Pseudo-angle of (x, y) in [-2, 2): the same order as atan2(y, x) over (-π, π] without the
+/// transcendental call (orders facet loops and manifold polygons counter-clockwise).
+inline Real pseudoAngle(Real x, Real y) {
+  const Real l1 = std::abs(x) + std::abs(y);
+  const Real r = l1 > 0 ? x / l1 : 1;
+  return y >= 0 ? 1 - r : r - 1;
+}
+}  // namespace detail
+
 /// Immutable hull data of a convex polytope, shared between copies.
 struct PolytopeData {
   std::vector<Vec3> vertices;         ///< hull vertices only (interior/duplicate points removed)
@@ -149,7 +159,7 @@ struct PolytopeData {
   /// Extreme vertices along the 26 directions (s_x, s_y, s_z) ∈ {-1, 0, 1}³ \ {0} (axes, cube edges and
   /// corners), at seedIndex(s_x, s_y, s_z): the hill-climbing seed is the one nearest the query
   /// direction, at most ~27° away instead of ~55° with the six axes alone (half as many steps on a
-  /// 642-vertex icosphere). The axis entries also give the polytope's extent (manifold tolerance).
+  /// 642-vertex icosphere).
   int seeds[27] = {};
   static constexpr int seedIndex(int sx, int sy, int sz) { return 9 * (sx + 1) + 3 * (sy + 1) + (sz + 1); }
   std::size_t inputPointCount = 0;
