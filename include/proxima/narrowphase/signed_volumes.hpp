@@ -26,7 +26,7 @@ struct SimplexSolution {
   Vec3 point;     ///< ν(τ) = Σ λ_i y_i
   /// A more accurate direction of ν when available (interior of a triangle: the plane projection
   /// p_O); GJK searches along it. Only meaningful when hasDirection.
-  Vec3 direction;
+  Vec3 direction = Vec3::Zero();
   bool hasDirection = false;
   [[nodiscard]] const Vec3& searchDirection() const { return hasDirection ? direction : point; }
 };
