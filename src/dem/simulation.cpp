@@ -65,30 +65,41 @@ inline void renormalise(Quat& q) { q.coeffs() *= 0.5 * (3 - q.coeffs().squaredNo
 // (L_b ← R_k(-θ) L_b), so the world angular momentum R L_b is kept exactly. Symmetric composition
 // 1(h/2) 2(h/2) 3(h) 2(h/2) 1(h/2): second order, time-reversible, energy error bounded; the
 // quaternion is renormalised after each sub-rotation.
+//
+// One sub-flow about body axis K (a compile-time constant: with a runtime axis the loop kept q and L
+// in memory and cost ~9 % of a polyhedra step). q ∘ (cos θ/2, sin θ/2 e_K) is written out with only
+// its non-zero terms.
+template <int K>
+inline void freeRotorAxis(Quat& q, Vec3& lb, const Vec3& inertia, Real t) {
+  if (!(inertia[K] > 0)) return;
+  const Real theta = t * lb[K] / inertia[K];
+  if (theta == 0) return;
+  // The momentum turns by θ with cos θ = 1 - 2 sin² θ/2 and sin θ = 2 sin θ/2 cos θ/2.
+  const Real y = 0.5 * theta;
+  Real sinc = 0, ch = 0;
+  sincAndCos(y * y, sinc, ch);
+  const Real sh = y * sinc;
+  constexpr int A = (K + 1) % 3, B = (K + 2) % 3;
+  // (w, v) ∘ (ch, sh e_K) = (w ch - sh v_K, w sh e_K + ch v + sh v × e_K); (v × e_K)_A = v_B,
+  // (v × e_K)_B = -v_A.
+  const Real w = q.w(), vk = q.coeffs()[K], va = q.coeffs()[A], vb = q.coeffs()[B];
+  q.w() = w * ch - sh * vk;
+  q.coeffs()[K] = w * sh + ch * vk;
+  q.coeffs()[A] = ch * va + sh * vb;
+  q.coeffs()[B] = ch * vb - sh * va;
+  renormalise(q);
+  const Real c = 1 - 2 * sh * sh, sn = 2 * sh * ch;
+  const Real la = lb[A], lbb = lb[B];
+  lb[A] = c * la + sn * lbb;
+  lb[B] = -sn * la + c * lbb;
+}
+
 void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
-  static constexpr int kAxis[5] = {0, 1, 2, 1, 0};
-  static constexpr Real kFraction[5] = {0.5, 0.5, 1.0, 0.5, 0.5};
-  for (int s = 0; s < 5; ++s) {
-    const int k = kAxis[s];
-    if (!(inertia[k] > 0)) continue;
-    const Real theta = kFraction[s] * h * lb[k] / inertia[k];
-    if (theta == 0) continue;
-    // Sub-rotation by θ about body axis k: quaternion (cos θ/2, sin θ/2 e_k); the momentum turns by
-    // θ with cos θ = 1 - 2 sin² θ/2 and sin θ = 2 sin θ/2 cos θ/2.
-    const Real y = 0.5 * theta;
-    Real sinc = 0, ch = 0;
-    sincAndCos(y * y, sinc, ch);
-    const Real sh = y * sinc;
-    Quat r(ch, 0, 0, 0);
-    r.coeffs()[k] = sh;  // Eigen stores (x, y, z, w)
-    q = q * r;
-    renormalise(q);
-    const int a = (k + 1) % 3, b = (k + 2) % 3;
-    const Real c = 1 - 2 * sh * sh, sn = 2 * sh * ch;
-    const Real la = lb[a], lbb = lb[b];
-    lb[a] = c * la + sn * lbb;
-    lb[b] = -sn * la + c * lbb;
-  }
+  freeRotorAxis<0>(q, lb, inertia, 0.5 * h);
+  freeRotorAxis<1>(q, lb, inertia, 0.5 * h);
+  freeRotorAxis<2>(q, lb, inertia, h);
+  freeRotorAxis<1>(q, lb, inertia, 0.5 * h);
+  freeRotorAxis<0>(q, lb, inertia, 0.5 * h);
 }
 
 // Equal principal moments: every axis is principal and the rotation needs no splitting.
