@@ -155,11 +155,6 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
   // Ellipsoids, cylinders, cones: no faces (f.n == 0).
 }
 
-void toWorld(Poly& f, const Transform& pose) {
-  for (int i = 0; i < f.n; ++i) f.p[i] = pose.apply(f.p[i]);
-  f.normal = pose.rotate(f.normal);
-}
-
 // Sutherland-Hodgman: keeps the part of polygon `in` inside the prism over the convex polygon
 // `ref` (counter-clockwise about m).
 int clip(const Poly& ref, const Vec3& m, const Vec3* in, int nin, Vec3* out) {
@@ -233,24 +228,35 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   std::visit([&](const auto& c) { bestFace(c, poseA.rotateInverse(n), fa, vertexA); }, ca);
   std::visit([&](const auto& c) { bestFace(c, poseB.rotateInverse(Vec3(-n)), fb, vertexB); }, cb);
   if (fa.n == 0 || fb.n == 0) return;
-  toWorld(fa, poseA);
-  toWorld(fb, poseB);
+  // Reference face: the better aligned one (alignments are frame-independent). Edge-edge and vertex
+  // contacts end here, before any polygon is transformed.
   const bool refIsA = fa.align >= fb.align;
   const Poly& ref = refIsA ? fa : fb;
   const Poly& inc = refIsA ? fb : fa;
   if (ref.n < 3 || !(ref.align >= kFaceAlignCos)) return;  // edge-edge or vertex contact
+  // A single incident vertex: inside the reference face or not, it is the single point.
+  if (inc.n == 1) return;
   const Real rRef = refIsA ? a.totalRadius() : b.totalRadius();
   const Real rInc = refIsA ? b.totalRadius() : a.totalRadius();
 
-  // A single incident vertex: inside the reference face or not, it is the single point.
-  if (inc.n == 1) return;
+  // Clip in the reference body's frame: only the incident polygon is mapped (by the relative pose),
+  // and only the kept points go to the world frame.
+  const Transform& poseRef = refIsA ? poseA : poseB;
+  const Transform& poseInc = refIsA ? poseB : poseA;
+  const Mat3 rel = poseRef.rotation.transpose() * poseInc.rotation;
+  const Vec3 relT = mulMatT(poseRef.rotation, Vec3(poseInc.translation - poseRef.translation));
+  Vec3 incLocal[kMaxPoly];
+  for (int i = 0; i < inc.n; ++i) incLocal[i] = mulMat(rel, inc.p[i]) + relT;
   Vec3 clipped[2 * kMaxPoly + 8];
-  const int m = clip(ref, ref.normal, inc.p, inc.n, clipped);
+  const int m = clip(ref, ref.normal, incLocal, inc.n, clipped);
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
   Candidate pts[2 * kMaxPoly + 8];
   int k = 0;
-  const Real slack = 1e-12 * std::max<Real>(1, std::abs(h));
+  // Tolerances scale with the reference plane's offset in the world (its body may sit far from the
+  // origin), as when clipping was done in world coordinates.
+  const Real hWorld = poseRef.rotate(mm).dot(poseRef.apply(ref.p[0]));
+  const Real slack = 1e-12 * std::max<Real>(1, std::max(std::abs(h), std::abs(hWorld)));
   for (int i = 0; i < m; ++i) {
     const Real coreDepth = h - mm.dot(clipped[i]);
     const Real depth = coreDepth + rRef + rInc;
@@ -265,7 +271,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   if (k == 0) return;  // rounding: keep the single point
   k = reduceToFour(pts, k, mm);
   r.contactCount = k;
-  for (int i = 0; i < k; ++i) r.contacts[i] = {pts[i].point, pts[i].depth};
+  for (int i = 0; i < k; ++i) r.contacts[i] = {poseRef.apply(pts[i].point), pts[i].depth};
 }
 
 }  // namespace proxima::detail
