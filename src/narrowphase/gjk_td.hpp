@@ -101,7 +101,11 @@ class ExpandingPolytope {
 
   /// Tetrahedron from four affinely independent vertices (any orientation).
   void buildTetrahedron(int i0, int i1, int i2, int i3) {
-    if (exactOrient3d(y[i0], y[i1], y[i2], y[i3]) > 0) std::swap(i1, i2);
+    buildTetrahedron(i0, i1, i2, i3, exactOrient3d(y[i0], y[i1], y[i2], y[i3]));
+  }
+  /// The same with the sign of orient3d(i0, i1, i2, i3) already known (non-zero).
+  void buildTetrahedron(int i0, int i1, int i2, int i3, int orientation) {
+    if (orientation > 0) std::swap(i1, i2);
     nf = 0;
     freeCount_ = 0;
     const int t[4][3] = {{i0, i1, i2}, {i0, i3, i1}, {i1, i3, i2}, {i2, i3, i0}};
@@ -349,8 +353,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     Vec3 nf = (P.y[f3[1]] - P.y[f3[0]]).cross(P.y[f3[2]] - P.y[f3[0]]);
     if (nf.dot(cc.normalLocalA) < 0) nf = -nf;
     auto encloses = [&](int deep) {
-      if (deep < 0 || exactOrient3d(P.y[f3[0]], P.y[f3[1]], P.y[f3[2]], P.y[deep]) == 0) return false;
-      P.buildTetrahedron(f3[0], f3[1], f3[2], deep);
+      if (deep < 0) return false;
+      const int orientation = exactOrient3d(P.y[f3[0]], P.y[f3[1]], P.y[f3[2]], P.y[deep]);
+      if (orientation == 0) return false;
+      P.buildTetrahedron(f3[0], f3[1], f3[2], deep, orientation);
       for (int k = 0; k < P.nf; ++k)
         if (!P.originBelow(k)) return false;
       return true;
@@ -707,9 +713,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   const auto& G = P.f[best];
   faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);
   Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
+  Vec3 pbA[3];  // B's support points of the face, in A's frame
   for (int i = 0; i < 3; ++i) {
+    pbA[i] = toA(P.lb[G.v[i]]);
     za += lam[i] * P.pa[G.v[i]];
-    zb += lam[i] * toA(P.lb[G.v[i]]);
+    zb += lam[i] * pbA[i];
   }
   if (status == Status::MaxIterations) {
     // Report the feasible (upper) value along the best normal; the plane distance stays a bound.
@@ -733,7 +741,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   out.simplexSize = 3;
   for (int i = 0; i < 3; ++i) {
     out.simplexA[i] = poseA.apply(P.pa[G.v[i]]);
-    out.simplexB[i] = poseA.apply(toA(P.lb[G.v[i]]));
+    out.simplexB[i] = poseA.apply(pbA[i]);
     out.lambda[i] = lam[i];
   }
   out.lambda[3] = 0;
