@@ -265,12 +265,11 @@ inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const 
   lam[2] = 1.0 - lam[0] - lam[1];
 }
 
-/// GJK followed by GJK-TD on two cores. Radii are handled by the caller.
+/// GJK followed by GJK-TD on two cores, warm-started from and updating the pair's cache cc. Radii
+/// are handled by the caller.
 template <class SA, class SB>
 ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Transform& poseB,
-                    const PenetrationOptions& opt, ContactCache* cache) {
-  ContactCache local;
-  ContactCache& cc = cache ? *cache : local;
+                    const PenetrationOptions& opt, ContactCache& cc) {
   ContactResult out;
   out.method = PenetrationMethod::GjkTd;
 
@@ -364,9 +363,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     if (nf.squaredNorm() > 0) {
       const Real scale2 = P.scale2;
       warm = encloses(P.addVertex(cc.apexA - toA(cc.apexB), cc.apexA, cc.apexB));
-      if (!warm) P.nv = 3, P.scale2 = scale2;
+      if (!warm) {
+        P.nv = 3, P.scale2 = scale2;
+        warm = encloses(support(-nf));
+      }
     }
-    if (!warm && nf.squaredNorm() > 0) warm = encloses(support(-nf));
     if (!warm) P.reset();
   }
   if (!warm) {

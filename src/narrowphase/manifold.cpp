@@ -255,7 +255,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   int k = 0;
   // Tolerances scale with the reference plane's offset in the world (its body may sit far from the
   // origin), as when clipping was done in world coordinates.
-  const Real hWorld = poseRef.rotate(mm).dot(poseRef.apply(ref.p[0]));
+  const Real hWorld = h + poseRef.rotate(mm).dot(poseRef.translation);
   const Real slack = 1e-12 * std::max<Real>(1, std::max(std::abs(h), std::abs(hWorld)));
   for (int i = 0; i < m; ++i) {
     const Real coreDepth = h - mm.dot(clipped[i]);

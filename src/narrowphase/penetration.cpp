@@ -79,7 +79,7 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   const bool gjkTd = options.method == PenetrationMethod::GjkTd;
   // (initialised from prvalues: no copy of the ~700-byte result)
   ContactResult r =
-      gjkTd ? std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, &cc); },
+      gjkTd ? std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cc); },
                          detail::coreOf(a), detail::coreOf(b))
             : commonPlaneContact(a, poseA, b, poseB, options.method);
   if (gjkTd) addRadii(r, a.totalRadius(), b.totalRadius());
