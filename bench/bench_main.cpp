@@ -84,6 +84,7 @@ void computeReference(Cell& c, const S& s) {
   o.subAlgorithm = SubAlgorithm::SignedVolumes;
   o.signs = proxima::SignMode::Exact;
   o.supportMode = SupportMode::BruteForce;
+  o.smoothNewton = false;  // plain GJK: independent of the Newton finish the variants use on ellipsoids
   int overlaps = 0;
   double sum = 0;
   for (int i = 0; i < kPairs; ++i) {

@@ -36,6 +36,15 @@ inline constexpr int kGjkMaxRestarts = 3;
 /// converge linearly and need at most ~100 iterations to reach the relative test above.
 inline constexpr int kGjkMaxIterations = 128;
 
+/// Smooth pairs (both shapes provide the Hessian of their support function, e.g. ellipsoids): once
+/// GJK has a certified separating direction, Newton's method on the unit sphere finishes the
+/// distance (quadratic instead of GJK's linear convergence), with at most this many steps before
+/// falling back to GJK. From the first separating direction it typically needs 3-6.
+inline constexpr int kGjkNewtonIterations = 24;
+/// ... and it starts as soon as GJK's direction separates the bodies' projections or leaves them
+/// overlapping by at most kGjkNewtonStart x scale (scale = largest |CSO point| seen).
+inline constexpr Real kGjkNewtonStart = 0.05;
+
 /// GJK-TD expansion (Descantes 2019 Alg. 3): stop when the support value along the closest face's
 /// normal exceeds the face's plane distance by <= kEpaRelative x scale (scale = largest |vertex| of
 /// the expanded polytope). Polytopes normally end earlier and exactly (no support point strictly

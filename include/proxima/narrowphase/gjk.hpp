@@ -6,7 +6,9 @@
 // the CSO near the origin of coordinates even when the bodies sit far from the world origin.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <limits>
 #include <string>
 #include <vector>
@@ -29,6 +31,9 @@ struct GjkOptions {
   Real relTolerance = tol::kGjkRelative;  ///< ε_rel² of Alg. 5 line 8
   Real absTolerance = tol::kGjkAbsolute;
   Real touchTolerance = tol::kGjkTouch;    ///< ε_tol of Alg. 5 line 13
+  /// Smooth pairs (ellipsoids): finish with Newton's method on the support function once GJK has
+  /// certified separation (see detail::newtonDistance). Off = plain GJK to the end.
+  bool smoothNewton = true;
   int maxRestarts = tol::kGjkMaxRestarts;  ///< restarts when GJK stalls with a weak certificate
   Real restartGap = tol::kGjkRestartGap;   ///< restart only if ||v|| - lower bound > restartGap * scale
   std::vector<Real>* normTrace = nullptr;  ///< if set, receives ||v_k|| after every iteration
@@ -42,6 +47,9 @@ struct GjkCache {
   Vec3 localA[4];  ///< support points of the last simplex in A's local frame
   Vec3 localB[4];  ///< ... and in B's local frame
   SupportHint hintA, hintB;
+  /// Smooth pairs answered by the Newton finish: its normal (A's frame); the next query starts there.
+  bool hasNormal = false;
+  Vec3 normalA = Vec3::Zero();
   void reset() { *this = GjkCache{}; }
 };
 
@@ -52,8 +60,9 @@ struct DistanceResult {
   Vec3 witnessA = Vec3::Zero();                            ///< closest point on A (world)
   Vec3 witnessB = Vec3::Zero();                            ///< closest point on B (world)
   Vec3 normal = Vec3::Zero();                              ///< unit, from A to B; zero when the cores overlap
-  int iterations = 0;
-  int restarts = 0;  ///< GJK restarts after a stall (curved shapes), see GjkOptions
+  int iterations = 0;  ///< GJK iterations plus Newton steps (newtonSteps)
+  int restarts = 0;   ///< GJK restarts after a stall (curved shapes), see GjkOptions
+  int newtonSteps = 0;  ///< Newton steps of the smooth-pair finish (0: GJK alone answered)
   /// Certified lower bound on `distance` (weak duality from the support points): the exact distance
   /// lies in [lowerBound, distance]. Equals distance to ~1e-15 for polytopes; 0 when overlapping.
   Real lowerBound = 0;
@@ -70,6 +79,93 @@ inline SimplexSolution runSubAlgorithm(const Vec3* y, int n, bool gjkOrder, cons
     return johnson(std::span<const Vec3>(y, static_cast<std::size_t>(n)), gjkOrder, o.johnsonBackup, o.stats);
   const bool exact = o.signs == SignMode::Exact;
   return gjkOrder ? SvSolver<true>(y, exact, o.stats).solve(n) : SvSolver<false>(y, exact, o.stats).solve(n);
+}
+
+/// Shapes whose support function h(d) = max_x d·x is twice differentiable and that give its
+/// Hessian as a quadratic form (Ellipsoid::supportHessianForm).
+template <class S>
+concept SmoothSupport = requires(const S& s, const Vec3& v) {
+  { s.supportHessianForm(v, v, v, v) } -> std::convertible_to<Real>;
+};
+
+/// Newton finish of a separated smooth pair, in A's frame with B at x = R lb + t.
+///
+/// The distance of separated convex bodies is max over unit u of the separation along u, -F(u), with
+/// F(u) = h_A(u) + h_B'(-u) (h the support functions, B' = B placed). F is convex and positively
+/// homogeneous, its gradient is w(u) = s_A(u) - s_B'(-u) (the support pair, GJK's w for direction
+/// -u), and on the unit sphere its Riemannian Hessian is P (H_A + H_B') P - F P, P = I - u u^T:
+/// positive definite wherever F < 0, i.e. along any certified separating direction. So from GJK's
+/// first direction with a positive lower bound, damped Newton steps (backtracking on F) converge
+/// quadratically to the optimum, where w is parallel to u. This is the Newton counterpart of GJK's
+/// linear convergence on curved surfaces (Montanari 2017 §4.4 reports ~100 iterations on quadrics
+/// at machine precision; GJK-TD's curved finish, gjk_td.hpp, applies the same idea to the overlap).
+///
+/// Certificate, as GJK's: ||w|| is a feasible distance (upper bound), -F(u) = -u·w a lower bound;
+/// it stops when they agree to opt.relTolerance / opt.absTolerance. False if it cannot certify
+/// (then GJK simply continues).
+struct NewtonState {
+  Vec3 u, pa, lb, w;  ///< direction A -> B (unit), support points (A's frame; B's own frame), pa - pb
+  Vec3 normal;        ///< u refined by one more step computed at the end (no extra support call)
+  Real lower = 0;     ///< -F(u)
+  int steps = 0;
+};
+
+template <class SA, class SB>
+bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const Vec3& t, const GjkOptions& opt, NewtonState& s,
+                    SupportHint& hintA, SupportHint& hintB) {
+  auto evaluate = [&](const Vec3& u, Vec3& pa, Vec3& lb) -> Vec3 {
+    pa = a.support(u, hintA);
+    lb = b.support(mulMatT(R, Vec3(-u)), hintB);
+    return pa - (mulMat(R, lb) + t);
+  };
+  Real F = s.u.dot(s.w);
+  int blindSteps = 0;
+  for (int it = 0; it <= tol::kGjkNewtonIterations; ++it) {
+    if (std::isnan(F)) return false;
+    const Vec3 pb = mulMat(R, s.lb) + t;
+    const Real upper = s.w.norm();
+    const Real scale = std::sqrt(std::max(s.pa.squaredNorm(), pb.squaredNorm()));
+    const Real gap = upper + F;  // upper - lower
+    // Tangent basis, gradient and Hessian of F on the sphere (B's Hessian read in B's frame).
+    const Vec3 t1 = s.u.unitOrthogonal(), t2 = s.u.cross(t1);
+    const Real g1 = t1.dot(s.w), g2 = t2.dot(s.w);
+    const Vec3 ub = mulMatT(R, Vec3(-s.u)), b1 = mulMatT(R, t1), b2 = mulMatT(R, t2);
+    const Real h11 = a.supportHessianForm(s.u, s.pa, t1, t1) + b.supportHessianForm(ub, s.lb, b1, b1) - F;
+    const Real h22 = a.supportHessianForm(s.u, s.pa, t2, t2) + b.supportHessianForm(ub, s.lb, b2, b2) - F;
+    const Real h12 = a.supportHessianForm(s.u, s.pa, t1, t2) + b.supportHessianForm(ub, s.lb, b1, b2);
+    const Real det = h11 * h22 - h12 * h12;
+    if (!(h11 > 0 && det > 0)) return false;
+    Real d1 = -(h22 * g1 - h12 * g2) / det, d2 = -(h11 * g2 - h12 * g1) / det;
+    // The quadratic model keeps more than half of the projections' overlap F > 0: most likely the
+    // bodies overlap, which GJK certifies (Newton cannot).
+    if (F > 0 && F + 0.5 * (g1 * d1 + g2 * d2) > 0.5 * F) return false;
+    if (F < 0 && !(gap > opt.relTolerance * upper + opt.absTolerance * scale)) {
+      // Certified. The step not taken still refines the normal (quadratically) at no cost.
+      s.lower = -F;
+      s.normal = (s.u + d1 * t1 + d2 * t2).normalized();
+      if (!(s.normal.dot(s.u) > 0.5)) s.normal = s.u;
+      return true;
+    }
+    if (it == tol::kGjkNewtonIterations) return false;
+    const Real len = std::hypot(d1, d2);
+    if (len > 0.5) d1 *= 0.5 / len, d2 *= 0.5 / len;  // trust region: at most ~0.5 rad per step
+    // Near the optimum of a tiny distance F is flat to rounding while the step (from the gradient,
+    // which is accurate) still matters for ||w||: a step whose predicted decrease is below F's
+    // rounding is taken as is (the bounds stay valid at any u), at most twice in a row.
+    const bool blind = -0.5 * (g1 * d1 + g2 * d2) <= 8 * tol::kEps * scale && blindSteps < 2;
+    bool moved = false;
+    for (int half = 0; half < 40 && !moved; ++half, d1 *= 0.5, d2 *= 0.5) {
+      const Vec3 u = (s.u + d1 * t1 + d2 * t2).normalized();
+      Vec3 pa, lb;
+      const Vec3 w = evaluate(u, pa, lb);
+      const Real Fn = u.dot(w);
+      if (Fn < F || (blind && Fn <= F + 8 * tol::kEps * scale)) s.u = u, s.pa = pa, s.lb = lb, s.w = w, F = Fn, moved = true;
+    }
+    blindSteps = blind ? blindSteps + 1 : 0;
+    ++s.steps;
+    if (!moved) return false;  // rounding floor above the tolerance, or overlap: let GJK decide
+  }
+  return false;
 }
 
 }  // namespace detail
@@ -142,6 +238,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       for (int i = 0; i < n; ++i) cache->localA[i] = pa[i], cache->localB[i] = lb[i];
       cache->hintA = hintA;
       cache->hintB = hintB;
+      cache->hasNormal = false;
     }
   };
 
@@ -165,6 +262,34 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
 
   SimplexSolution sol;  // barycentrics of the current simplex (ids = positions in y)
   Vec3 dir;             // search direction: v, or a more accurate direction of v from the sub-algorithm
+  // Smooth pairs: a certified Newton answer becomes a one-point simplex (the support pair), and its
+  // normal goes to the cache for the next query.
+  auto finishNewton = [&](const detail::NewtonState& ns, int gjkIterations, Real lowerGjk) {
+    n = 1;
+    y[0] = ns.w, pa[0] = ns.pa, lb[0] = ns.lb;
+    sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = ns.w, sol.hasDirection = false;
+    out.iterations = gjkIterations + ns.steps;
+    out.newtonSteps += ns.steps;
+    finish(Status::Separated, sol);
+    // (-u·w <= ||w||; clipped at the reported distance against a last-bit rounding excess)
+    out.lowerBound = std::clamp<Real>(std::max(lowerGjk, ns.lower), 0, out.distance);
+    out.normal = poseA.rotate(ns.normal);  // the Newton direction: accurate even when touching
+    if (cache) cache->hasNormal = true, cache->normalA = ns.normal;
+  };
+  if constexpr (detail::SmoothSupport<SA> && detail::SmoothSupport<SB>) {
+    // Warm start of a smooth pair: Newton straight from the previous normal (one support pair).
+    if (opt.smoothNewton && cache && cache->valid && cache->hasNormal) {
+      detail::NewtonState ns{cache->normalA, Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), 0, 0};
+      ns.pa = a.support(ns.u, hintA);
+      ns.lb = b.support(mulMatT(R, Vec3(-ns.u)), hintB);
+      ns.w = ns.pa - (mulMat(R, ns.lb) + t);
+      if (detail::newtonDistance(a, b, R, t, opt, ns, hintA, hintB)) {
+        finishNewton(ns, 0, -std::numeric_limits<Real>::infinity());
+        return out;
+      }
+      out.newtonSteps = ns.steps;
+    }
+  }
   if (cache && cache->valid && cache->size > 0) {
     // Warm start: re-evaluate the cached simplex under the current poses (its points still lie on
     // the shapes) and take its point of minimum norm as the first direction.
@@ -245,18 +370,40 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     return true;
   };
 
+  int newtonTries = 0;
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
     Vec3 sa, sl;
     const Vec3 w = supportPair(dir, sa, sl);      // w = s_A(-v) - s_B(v)
     const Real lowerK = dir.dot(w) / dir.norm();  // the plane dir·x >= dir·w bounds the CSO
     lower = std::max(lower, lowerK);
+    const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
+    if constexpr (detail::SmoothSupport<SA> && detail::SmoothSupport<SB>) {
+      // Newton finishes (see detail::newtonDistance); it also certifies GJK's own last iterate, with
+      // a normal far more accurate than the direction of w when the distance is tiny.
+      // First try as soon as the direction nearly separates (the projections overlap by at most
+      // kGjkNewtonStart x scale: F may still be positive, the Hessian is positive definite there
+      // too, and Newton gives up at once if its model says the bodies overlap); once more when
+      // GJK has certified separation.
+      if (opt.smoothNewton && newtonTries < 2 && lowerK > (newtonTries == 0 ? -tol::kGjkNewtonStart * scale : 0.0)) {
+        ++newtonTries;
+        detail::NewtonState ns{-dir.normalized(), sa, sl, w, Vec3::Zero(), 0, 0};
+        SupportHint ha = hintA, hb = hintB;
+        const bool ok = detail::newtonDistance(a, b, R, t, opt, ns, ha, hb);
+        if (ok) {  // certified: no need to compare with GJK's current point
+          hintA = ha, hintB = hb;
+          out.restarts = restarts;
+          finishNewton(ns, k, lower);
+          return out;
+        }
+        out.newtonSteps += ns.steps;  // (a failed attempt's steps, not in `iterations`)
+      }
+    }
     // Progress test (Alg. 5 line 8, divided by ||v||; the printed `continue` means terminate),
     // written so that a NaN terminates. v is always a genuine CSO point (cold or warm start), so
     // ||v|| is an upper bound and the test is valid from k = 1.
     const Real upper = std::sqrt(vv);
     const Real gap = upper - lowerK;
-    const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
     if (!(gap > opt.relTolerance * upper + opt.absTolerance * scale)) {
       exitStatus = Status::Separated;
       break;
@@ -318,9 +465,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // A restart only happens after a stall, which is a legitimate end of GJK: running out of
   // iterations while trying to improve on it still leaves that answer.
   if (exitStatus == Status::MaxIterations && restarts > 0) exitStatus = Status::Separated;
-  out.lowerBound = std::max<Real>(lower, 0);
   out.restarts = restarts;
   finish(exitStatus, sol);
+  // (clipped at the reported distance: at convergence the two agree to the last bit or so)
+  out.lowerBound = std::clamp<Real>(lower, 0, std::max<Real>(out.distance, 0));
   return out;
 }
 

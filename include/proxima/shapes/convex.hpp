@@ -88,6 +88,13 @@ struct Ellipsoid {
     if (!(n > 0)) return Vec3(radii.x(), 0, 0);
     return radii.cwiseProduct(dd) / n;
   }
+  /// x^T H y for the Hessian H of the support function h(d) = ||D d|| at a unit direction d whose
+  /// support point is s: H = (D^2 - s s^T) / h, h = d·s. Smooth shapes provide it for GJK's Newton
+  /// finish (gjk.hpp); H d = 0, so only the tangential block is ever used.
+  [[nodiscard]] Real supportHessianForm(const Vec3& d, const Vec3& s, const Vec3& x, const Vec3& y) const {
+    const Vec3 r2 = radii.cwiseProduct(radii);
+    return (r2.cwiseProduct(x).dot(y) - s.dot(x) * s.dot(y)) / d.dot(s);
+  }
 };
 
 struct Box {
