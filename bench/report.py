@@ -287,8 +287,9 @@ def distance_lines(args):
         if anyslower:
             w("- Cells where a distance peer *with failures* is faster than proxima cold: " + "; ".join(
                 f"{nm} ({PEER_LABEL[pk]}, {r:.2f}× proxima's time, {f} failures)" for nm, r, pk, f in anyslower)
-              + ". (The peers stop at ~1e-6 tolerance; proxima iterates to ~1e-15 relative, which costs many "
-                "iterations on smooth shapes — see the ellipsoid iteration counts.)")
+              + ". (The peers stop at ~1e-6 tolerance; proxima certifies ~1e-15 relative: on polytopes GJK "
+                "ends exactly, on ellipsoid pairs its Newton finish converges quadratically — see the "
+                "iteration counts.)")
     tot = defaultdict(lambda: [0, 0])  # method -> [failures, queries]
     for (shape, cfg, n, m), r in res.items():
         if r["failures"] is None:
@@ -385,8 +386,11 @@ def distance_lines(args):
             w("| " + " | ".join(row) + " |")
         w("")
         w("Failures and max |d − d_ref| (ellipsoids). `ref vs g` = max |d_ref − g| over the separated configurations, "
-          "a check of the reference itself (the exact distance is g); `iters` = mean GJK iterations of proxima "
-          "SV cold / SV warm / JN cold / JN warm.")
+          "a check of the reference itself (the exact distance is g; the reference is plain GJK, "
+          "`GjkOptions::smoothNewton` off, so it does not share the Newton finish the proxima variants use); "
+          "`iters` = mean GJK iterations plus Newton steps of proxima SV cold / SV warm / JN cold / JN warm "
+          "(separated pairs are finished by Newton whatever the sub-algorithm, so SV and JN differ only "
+          "before it starts and on overlapping pairs).")
         w("")
         fcols = list(ELL_PROXIMA) + [(k, l) for k, l, _ in present_peers]
         w("| configuration | ref vs g | iters | " + " | ".join(l for _, l in fcols) + " |")
