@@ -178,3 +178,25 @@ TEST(GjkSmoothNewton, RuntimeShapesDistanceAndContact) {
     EXPECT_LE((c.normal - p.u).norm(), 1e-13);
   }
 }
+
+TEST(GjkSmoothNewton, SphereAgainstEllipsoid) {
+  // A sphere's core is a point (zero support Hessian): the ellipsoid's curvature alone makes the
+  // Newton finish well posed. Exact: the sphere centre at A's support point towards u plus (g + r) u.
+  std::mt19937_64 rng(83);
+  const Ellipsoid e{Vec3(1, 0.6, 0.3)};
+  for (const Real g : {1.0, 1e-3, 1e-9})
+    for (int trial = 0; trial < 100; ++trial) {
+      const Mat3 ra = randomRotation(rng).toRotationMatrix();
+      const Vec3 u = randomUnit(rng);
+      SupportHint h;
+      const Vec3 pa = ra * e.support(ra.transpose() * u, h);
+      const Transform poseA(ra, Vec3::Zero()), poseB(Mat3::Identity(), Vec3(pa + (g + 0.25) * u));
+      const DistanceResult r = distance(Shape(e), poseA, Shape(Sphere{0.25}), poseB);
+      ASSERT_EQ(r.status, Status::Separated);
+      EXPECT_NEAR(r.distance, g, 4e-15 + 1e-14 * g) << "g " << g;
+      EXPECT_LE((r.normal - u).norm(), 1e-12) << "g " << g;
+      EXPECT_GT(r.newtonSteps + (r.iterations <= 2), 0);
+      const DistanceResult s = gjkDistance(e, poseA, Point{}, Transform(Mat3::Identity(), poseB.translation), plainGjk());
+      EXPECT_NEAR(s.distance - 0.25, r.distance, 1e-14 + 1e-14 * g);
+    }
+}

@@ -11,6 +11,7 @@
 #include <concepts>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "proxima/core/status.hpp"
@@ -87,6 +88,10 @@ template <class S>
 concept SmoothSupport = requires(const S& s, const Vec3& v) {
   { s.supportHessianForm(v, v, v, v) } -> std::convertible_to<Real>;
 };
+/// Pairs that take the Newton finish: both smooth, at least one curved (two points need no help).
+template <class SA, class SB>
+inline constexpr bool kNewtonPair =
+    SmoothSupport<SA> && SmoothSupport<SB> && !(std::is_same_v<SA, Point> && std::is_same_v<SB, Point>);
 
 /// Newton finish of a separated smooth pair, in A's frame with B at x = R lb + t.
 ///
@@ -276,7 +281,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     out.normal = poseA.rotate(ns.normal);  // the Newton direction: accurate even when touching
     if (cache) cache->hasNormal = true, cache->normalA = ns.normal;
   };
-  if constexpr (detail::SmoothSupport<SA> && detail::SmoothSupport<SB>) {
+  if constexpr (detail::kNewtonPair<SA, SB>) {
     // Warm start of a smooth pair: Newton straight from the previous normal (one support pair).
     if (opt.smoothNewton && cache && cache->valid && cache->hasNormal) {
       detail::NewtonState ns{cache->normalA, Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), 0, 0};
@@ -378,7 +383,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     const Real lowerK = dir.dot(w) / dir.norm();  // the plane dir·x >= dir·w bounds the CSO
     lower = std::max(lower, lowerK);
     const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
-    if constexpr (detail::SmoothSupport<SA> && detail::SmoothSupport<SB>) {
+    if constexpr (detail::kNewtonPair<SA, SB>) {
       // Newton finishes (see detail::newtonDistance); it also certifies GJK's own last iterate, with
       // a normal far more accurate than the direction of w when the distance is tiny.
       // First try as soon as the direction nearly separates (the projections overlap by at most

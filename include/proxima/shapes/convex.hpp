@@ -36,6 +36,9 @@ struct SupportHint {
 struct Point {
   Vec3 p = Vec3::Zero();
   [[nodiscard]] Vec3 support(const Vec3&, SupportHint&) const { return p; }
+  /// Its support function d·p is linear: zero Hessian (a sphere's core against an ellipsoid takes
+  /// GJK's Newton finish, gjk.hpp).
+  [[nodiscard]] Real supportHessianForm(const Vec3&, const Vec3&, const Vec3&, const Vec3&) const { return 0; }
 };
 
 struct Segment {
