@@ -103,7 +103,8 @@ TEST(GjkSmoothNewton, WarmStartFromTheCachedNormal) {
     for (int step = 0; step < 100; ++step) {
       // A DEM-like step: B drifts by 1e-5 and turns by 1e-5 rad about a random axis.
       const Eigen::AngleAxis<Real> turn(1e-5, randomUnit(rng));
-      p.poseB = Transform(Mat3(turn.toRotationMatrix() * p.poseB.rotation), Vec3(p.poseB.translation + 1e-5 * randomUnit(rng)));
+      p.poseB = Transform(Mat3(turn.toRotationMatrix() * p.poseB.rotation),
+                          Vec3(p.poseB.translation + 1e-5 * randomUnit(rng)));
       const DistanceResult warm = gjkDistance(a, p.poseA, b, p.poseB, GjkOptions{}, &cache);
       const DistanceResult cold = gjkDistance(a, p.poseA, b, p.poseB, plainGjk());
       ASSERT_EQ(warm.status, cold.status) << "step " << step;
@@ -196,7 +197,8 @@ TEST(GjkSmoothNewton, SphereAgainstEllipsoid) {
       EXPECT_NEAR(r.distance, g, 4e-15 + 1e-14 * g) << "g " << g;
       EXPECT_LE((r.normal - u).norm(), 1e-12) << "g " << g;
       EXPECT_GT(r.newtonSteps + (r.iterations <= 2), 0);
-      const DistanceResult s = gjkDistance(e, poseA, Point{}, Transform(Mat3::Identity(), poseB.translation), plainGjk());
+      const DistanceResult s =
+          gjkDistance(e, poseA, Point{}, Transform(Mat3::Identity(), poseB.translation), plainGjk());
       EXPECT_NEAR(s.distance - 0.25, r.distance, 1e-14 + 1e-14 * g);
     }
 }

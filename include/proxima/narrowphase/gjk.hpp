@@ -31,9 +31,10 @@ struct GjkOptions {
   int maxIterations = tol::kGjkMaxIterations;
   Real relTolerance = tol::kGjkRelative;  ///< ε_rel² of Alg. 5 line 8
   Real absTolerance = tol::kGjkAbsolute;
-  Real touchTolerance = tol::kGjkTouch;    ///< ε_tol of Alg. 5 line 13
-  /// Smooth pairs (ellipsoids): finish with Newton's method on the support function once GJK has
-  /// certified separation (see detail::newtonDistance). Off = plain GJK to the end.
+  Real touchTolerance = tol::kGjkTouch;  ///< ε_tol of Alg. 5 line 13
+  /// Smooth pairs (ellipsoid-ellipsoid, ellipsoid-sphere): finish with Newton's method on the
+  /// support function once GJK's direction (nearly) separates the bodies (detail::newtonDistance).
+  /// Off = plain GJK to the end.
   bool smoothNewton = true;
   int maxRestarts = tol::kGjkMaxRestarts;  ///< restarts when GJK stalls with a weak certificate
   Real restartGap = tol::kGjkRestartGap;   ///< restart only if ||v|| - lower bound > restartGap * scale
@@ -61,8 +62,8 @@ struct DistanceResult {
   Vec3 witnessA = Vec3::Zero();                            ///< closest point on A (world)
   Vec3 witnessB = Vec3::Zero();                            ///< closest point on B (world)
   Vec3 normal = Vec3::Zero();                              ///< unit, from A to B; zero when the cores overlap
-  int iterations = 0;  ///< GJK iterations plus Newton steps (newtonSteps)
-  int restarts = 0;   ///< GJK restarts after a stall (curved shapes), see GjkOptions
+  int iterations = 0;                                      ///< GJK iterations plus Newton steps (newtonSteps)
+  int restarts = 0;     ///< GJK restarts after a stall (curved shapes), see GjkOptions
   int newtonSteps = 0;  ///< Newton steps of the smooth-pair finish (0: GJK alone answered)
   /// Certified lower bound on `distance` (weak duality from the support points): the exact distance
   /// lies in [lowerBound, distance]. Equals distance to ~1e-15 for polytopes; 0 when overlapping.
@@ -91,7 +92,7 @@ concept SmoothSupport = requires(const S& s, const Vec3& v) {
 /// Pairs that take the Newton finish: both smooth, at least one curved (two points need no help).
 template <class SA, class SB>
 inline constexpr bool kNewtonPair =
-    SmoothSupport<SA> && SmoothSupport<SB> && !(std::is_same_v<SA, Point> && std::is_same_v<SB, Point>);
+    SmoothSupport<SA>&& SmoothSupport<SB> && !(std::is_same_v<SA, Point> && std::is_same_v<SB, Point>);
 
 /// Newton finish of a separated smooth pair, in A's frame with B at x = R lb + t.
 ///
@@ -99,15 +100,16 @@ inline constexpr bool kNewtonPair =
 /// F(u) = h_A(u) + h_B'(-u) (h the support functions, B' = B placed). F is convex and positively
 /// homogeneous, its gradient is w(u) = s_A(u) - s_B'(-u) (the support pair, GJK's w for direction
 /// -u), and on the unit sphere its Riemannian Hessian is P (H_A + H_B') P - F P, P = I - u u^T:
-/// positive definite wherever F < 0, i.e. along any certified separating direction. So from GJK's
-/// first direction with a positive lower bound, damped Newton steps (backtracking on F) converge
-/// quadratically to the optimum, where w is parallel to u. This is the Newton counterpart of GJK's
-/// linear convergence on curved surfaces (Montanari 2017 §4.4 reports ~100 iterations on quadrics
-/// at machine precision; GJK-TD's curved finish, gjk_td.hpp, applies the same idea to the overlap).
+/// positive definite wherever F < 0, i.e. along any separating direction (and wherever the
+/// curvature term outweighs a small F > 0). So from a GJK direction that (nearly) separates, damped
+/// Newton steps (backtracking on F) converge quadratically to the optimum, where w is parallel to u,
+/// whereas GJK converges only linearly on curved surfaces (~110 iterations for ellipsoids 1e-3
+/// apart at machine precision, docs/benchmarks.md). GJK-TD's curved finish (gjk_td.hpp) applies the
+/// same idea to the overlap, with finite-difference Hessians.
 ///
 /// Certificate, as GJK's: ||w|| is a feasible distance (upper bound), -F(u) = -u·w a lower bound;
-/// it stops when they agree to opt.relTolerance / opt.absTolerance. False if it cannot certify
-/// (then GJK simply continues).
+/// it stops when they agree to opt.relTolerance / opt.absTolerance with F < 0. False if it cannot
+/// certify (its quadratic model predicts overlap, no descent, step cap): GJK then simply continues.
 struct NewtonState {
   Vec3 u, pa, lb, w;  ///< direction A -> B (unit), support points (A's frame; B's own frame), pa - pb
   Vec3 normal;        ///< u refined by one more step computed at the end (no extra support call)
@@ -164,7 +166,8 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const Vec3& t, cons
       Vec3 pa, lb;
       const Vec3 w = evaluate(u, pa, lb);
       const Real Fn = u.dot(w);
-      if (Fn < F || (blind && Fn <= F + 8 * tol::kEps * scale)) s.u = u, s.pa = pa, s.lb = lb, s.w = w, F = Fn, moved = true;
+      if (Fn < F || (blind && Fn <= F + 8 * tol::kEps * scale))
+        s.u = u, s.pa = pa, s.lb = lb, s.w = w, F = Fn, moved = true;
     }
     blindSteps = blind ? blindSteps + 1 : 0;
     ++s.steps;
