@@ -45,13 +45,16 @@ struct GjkOptions {
 /// Per-pair warm-start data kept by the caller between queries (e.g. between DEM time steps).
 struct GjkCache {
   bool valid = false;
+  /// Smooth pairs answered by the Newton finish: the cached simplex is the one support pair, and
+  /// the free last slot holds Newton's normal (normalA()); the next query starts there. (Kept in
+  /// existing storage: the DEM keeps a cache per pair and checkpoints it raw.)
+  bool hasNormal = false;
   int size = 0;
   Vec3 localA[4];  ///< support points of the last simplex in A's local frame
   Vec3 localB[4];  ///< ... and in B's local frame
   SupportHint hintA, hintB;
-  /// Smooth pairs answered by the Newton finish: its normal (A's frame); the next query starts there.
-  bool hasNormal = false;
-  Vec3 normalA = Vec3::Zero();
+  [[nodiscard]] Vec3& normalA() { return localA[3]; }
+  [[nodiscard]] const Vec3& normalA() const { return localA[3]; }
   void reset() { *this = GjkCache{}; }
 };
 
@@ -282,12 +285,12 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     // (-u·w <= ||w||; clipped at the reported distance against a last-bit rounding excess)
     out.lowerBound = std::clamp<Real>(std::max(lowerGjk, ns.lower), 0, out.distance);
     out.normal = poseA.rotate(ns.normal);  // the Newton direction: accurate even when touching
-    if (cache) cache->hasNormal = true, cache->normalA = ns.normal;
+    if (cache) cache->hasNormal = true, cache->normalA() = ns.normal;
   };
   if constexpr (detail::kNewtonPair<SA, SB>) {
     // Warm start of a smooth pair: Newton straight from the previous normal (one support pair).
     if (opt.smoothNewton && cache && cache->valid && cache->hasNormal) {
-      detail::NewtonState ns{cache->normalA, Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), 0, 0};
+      detail::NewtonState ns{cache->normalA(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), 0, 0};
       ns.pa = a.support(ns.u, hintA);
       ns.lb = b.support(mulMatT(R, Vec3(-ns.u)), hintB);
       ns.w = ns.pa - (mulMat(R, ns.lb) + t);
