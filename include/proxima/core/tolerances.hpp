@@ -37,9 +37,9 @@ inline constexpr int kGjkMaxRestarts = 3;
 inline constexpr int kGjkMaxIterations = 128;
 
 /// Smooth pairs (both shapes provide the Hessian of their support function, e.g. ellipsoids): once
-/// GJK has a certified separating direction, Newton's method on the unit sphere finishes the
+/// GJK's direction (nearly) separates the bodies, Newton's method on the unit sphere finishes the
 /// distance (quadratic instead of GJK's linear convergence), with at most this many steps before
-/// falling back to GJK. From the first separating direction it typically needs 3-6.
+/// falling back to GJK. It typically needs 2-5.
 inline constexpr int kGjkNewtonIterations = 24;
 /// ... and it starts as soon as GJK's direction separates the bodies' projections or leaves them
 /// overlapping by at most kGjkNewtonStart x scale (scale = largest |CSO point| seen).

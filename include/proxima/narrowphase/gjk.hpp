@@ -120,19 +120,15 @@ struct NewtonState {
   int steps = 0;
 };
 
-template <class SA, class SB>
-bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const Vec3& t, const GjkOptions& opt, NewtonState& s,
-                    SupportHint& hintA, SupportHint& hintB) {
-  auto evaluate = [&](const Vec3& u, Vec3& pa, Vec3& lb) -> Vec3 {
-    pa = a.support(u, hintA);
-    lb = b.support(mulMatT(R, Vec3(-u)), hintB);
-    return pa - (mulMat(R, lb) + t);
-  };
+/// pairAlong(u, pa, lb) is GJK's support pair for direction -u: returns w = pa - (R lb + t).
+template <class SA, class SB, class PairAlong>
+bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const GjkOptions& opt, NewtonState& s,
+                    PairAlong&& pairAlong) {
   Real F = s.u.dot(s.w);
   int blindSteps = 0;
   for (int it = 0; it <= tol::kGjkNewtonIterations; ++it) {
     if (std::isnan(F)) return false;
-    const Vec3 pb = mulMat(R, s.lb) + t;
+    const Vec3 pb = s.pa - s.w;
     const Real upper = s.w.norm();
     const Real scale = std::sqrt(std::max(s.pa.squaredNorm(), pb.squaredNorm()));
     const Real gap = upper + F;  // upper - lower
@@ -167,7 +163,7 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const Vec3& t, cons
     for (int half = 0; half < 40 && !moved; ++half, d1 *= 0.5, d2 *= 0.5) {
       const Vec3 u = (s.u + d1 * t1 + d2 * t2).normalized();
       Vec3 pa, lb;
-      const Vec3 w = evaluate(u, pa, lb);
+      const Vec3 w = pairAlong(u, pa, lb);
       const Real Fn = u.dot(w);
       if (Fn < F || (blind && Fn <= F + 8 * tol::kEps * scale))
         s.u = u, s.pa = pa, s.lb = lb, s.w = w, F = Fn, moved = true;
@@ -287,18 +283,18 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     out.normal = poseA.rotate(ns.normal);  // the Newton direction: accurate even when touching
     if (cache) cache->hasNormal = true, cache->normalA() = ns.normal;
   };
+  // Newton's support pair along u (A -> B) is GJK's along -u.
+  auto pairAlong = [&](const Vec3& u, Vec3& outA, Vec3& localB) { return supportPair(Vec3(-u), outA, localB); };
   if constexpr (detail::kNewtonPair<SA, SB>) {
     // Warm start of a smooth pair: Newton straight from the previous normal (one support pair).
     if (opt.smoothNewton && cache && cache->valid && cache->hasNormal) {
       detail::NewtonState ns{cache->normalA(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), 0, 0};
-      ns.pa = a.support(ns.u, hintA);
-      ns.lb = b.support(mulMatT(R, Vec3(-ns.u)), hintB);
-      ns.w = ns.pa - (mulMat(R, ns.lb) + t);
-      if (detail::newtonDistance(a, b, R, t, opt, ns, hintA, hintB)) {
+      ns.w = pairAlong(ns.u, ns.pa, ns.lb);
+      if (detail::newtonDistance(a, b, R, opt, ns, pairAlong)) {
         finishNewton(ns, 0, -std::numeric_limits<Real>::infinity());
         return out;
       }
-      out.newtonSteps = ns.steps;
+      out.newtonSteps += ns.steps;  // (a failed attempt's steps, not in `iterations`)
     }
   }
   if (cache && cache->valid && cache->size > 0) {
@@ -390,19 +386,14 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     lower = std::max(lower, lowerK);
     const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
     if constexpr (detail::kNewtonPair<SA, SB>) {
-      // Newton finishes (see detail::newtonDistance); it also certifies GJK's own last iterate, with
-      // a normal far more accurate than the direction of w when the distance is tiny.
-      // First try as soon as the direction nearly separates (the projections overlap by at most
-      // kGjkNewtonStart x scale: F may still be positive, the Hessian is positive definite there
-      // too, and Newton gives up at once if its model says the bodies overlap); once more when
-      // GJK has certified separation.
+      // Newton finishes (detail::newtonDistance), and also certifies GJK's own converged iterate
+      // with a normal far more accurate than w's direction when the distance is tiny. First try once
+      // the projections overlap by at most kGjkNewtonStart x scale (Newton gives up at once if its
+      // model says the bodies overlap); once more when GJK has certified separation.
       if (opt.smoothNewton && newtonTries < 2 && lowerK > (newtonTries == 0 ? -tol::kGjkNewtonStart * scale : 0.0)) {
         ++newtonTries;
         detail::NewtonState ns{-dir.normalized(), sa, sl, w, Vec3::Zero(), 0, 0};
-        SupportHint ha = hintA, hb = hintB;
-        const bool ok = detail::newtonDistance(a, b, R, t, opt, ns, ha, hb);
-        if (ok) {  // certified: no need to compare with GJK's current point
-          hintA = ha, hintB = hb;
+        if (detail::newtonDistance(a, b, R, opt, ns, pairAlong)) {  // certified: GJK's point not needed
           out.restarts = restarts;
           finishNewton(ns, k, lower);
           return out;
