@@ -202,3 +202,194 @@ TEST(GjkSmoothNewton, SphereAgainstEllipsoid) {
       EXPECT_NEAR(s.distance - 0.25, r.distance, 1e-14 + 1e-14 * g);
     }
 }
+
+// --- Overlapping smooth pairs: GJK-TD's analytic Newton with the rolling-ball certificate
+// (gjk_td.hpp, newtonOverlap). The expansion path (smoothNewton off) is the independent reference.
+
+namespace {
+
+PenetrationOptions expansionOnly() {
+  PenetrationOptions o;
+  o.gjk.smoothNewton = false;
+  return o;
+}
+
+/// Overlap of the two bodies along the world unit n (the CSO support value): the depth is its minimum.
+Real overlapAlong(const Shape& a, const Transform& pa, const Shape& b, const Transform& pb, const Vec3& n) {
+  SupportHint ha, hb;
+  const Vec3 sa = pa.apply(a.support(pa.rotateInverse(n), ha));
+  const Vec3 sb = pb.apply(b.support(pb.rotateInverse(Vec3(-n)), hb));
+  return n.dot(sa - sb);
+}
+
+}  // namespace
+
+TEST(OverlapNewton, KnownOverlapDepthAndNormal) {
+  // B pushed into A by |g| along u from the pose where both surfaces touch with normals ±u: for
+  // overlaps small against the curvature radii the depth is exactly |g| along u.
+  std::mt19937_64 rng(90);
+  const Ellipsoid shapes[] = {Ellipsoid{Vec3(1, 0.6, 0.3)}, Ellipsoid{Vec3(1, 1, 1)}, Ellipsoid{Vec3(0.7, 0.5, 0.4)}};
+  int queries = 0, byNewton = 0;
+  Real worst = 0;
+  for (const Real g : {-1e-12, -1e-9, -1e-6, -1e-3, -1e-2})
+    for (const auto& ea : shapes)
+      for (const auto& eb : shapes)
+        for (int trial = 0; trial < 20; ++trial) {
+          const KnownPair p = place(ea, eb, g, Vec3::Zero(), rng);
+          const ContactResult r = contact(Shape(ea), p.poseA, Shape(eb), p.poseB);
+          ++queries;
+          ASSERT_EQ(r.status, Status::Overlapping) << "g " << g << " trial " << trial;
+          // Newton's certificate: depth within kGjkRelative x scale (~1.4e-14 here) of the exact one.
+          EXPECT_NEAR(r.depth, -g, 1.5e-14 + 1e-13 * -g) << "g " << g << " trial " << trial;
+          EXPECT_EQ(r.distance, -r.depth);
+          EXPECT_LE((r.normal - p.u).norm(), 1e-9) << "g " << g;
+          // Witnesses on the surfaces, -depth apart along the normal.
+          EXPECT_NEAR((r.witnessA - r.witnessB).dot(r.normal), r.depth, 1e-14);
+          worst = std::max(worst, std::abs(r.depth + g));
+          // Cold: Newton starts on the line of centres; where the overlap along it is beyond the
+          // rolling balls it answers after one expansion, from the polytope's first face.
+          EXPECT_LE(r.expansions, 1) << "g " << g;
+          byNewton += r.polytopeVertices == 0;
+        }
+  EXPECT_GT(byNewton, queries * 3 / 4);
+  std::printf("[ overlap ] %d known-depth pairs, max |depth - |g|| = %.2e\n", queries, worst);
+}
+
+TEST(OverlapNewton, AgreesWithTheExpansionPathOnRandomPairs) {
+  // Random ellipsoid pairs at random offsets, shallow to deep: Newton's certified answer against
+  // the polytope expansion's, and no nearby direction with a smaller overlap (local optimality).
+  std::mt19937_64 rng(91);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const Shape shapes[] = {Shape(Ellipsoid{Vec3(1, 0.6, 0.3)}), Shape(Ellipsoid{Vec3(0.8, 0.5, 0.4)}),
+                          Shape(Ellipsoid{Vec3(0.3, 0.5, 1.2)}), Shape(Sphere{0.4}),
+                          Shape(Ellipsoid{Vec3(2, 0.2, 0.2)})};
+  int checked = 0, byNewton = 0;
+  long newtonIters = 0, expansionIters = 0;
+  Real worst = 0;
+  for (int k = 0; k < 1500; ++k) {
+    const Shape& a = shapes[k % 5];
+    const Shape& b = shapes[(k / 5) % 5];
+    const Transform pa(test::randomRotation(rng).toRotationMatrix(), Vec3(u(rng), u(rng), u(rng)));
+    const Transform pb(test::randomRotation(rng).toRotationMatrix(),
+                       Vec3(pa.translation + Vec3(u(rng), u(rng), u(rng)) * 1.2));
+    const ContactResult r = contact(a, pa, b, pb);
+    const ContactResult s = contact(a, pa, b, pb, expansionOnly());
+    ASSERT_EQ(r.status, s.status) << k;
+    if (r.status != Status::Overlapping) continue;
+    ++checked;
+    const Real scale = 3;
+    EXPECT_NEAR(r.depth, s.depth, 2e-12 * scale) << k;
+    worst = std::max(worst, std::abs(r.depth - s.depth));
+    EXPECT_NEAR(overlapAlong(a, pa, b, pb, r.normal), r.depth, 1e-14) << k;
+    // Newton certifies to ~1e-14 x scale; the expansion to its contract, 1e-12 x scale.
+    const Real slack = r.polytopeVertices == 0 ? 1e-13 : 2e-12 * scale;
+    for (Real eps : {1e-2, 1e-4, 1e-6})
+      for (int j = 0; j < 4; ++j) {
+        const Vec3 n = (r.normal + eps * Vec3(u(rng), u(rng), u(rng))).normalized();
+        EXPECT_GE(overlapAlong(a, pa, b, pb, n), r.depth - slack) << k << " eps " << eps;
+      }
+    if (r.newtonSteps > 0 && r.expansions == 0) ++byNewton, newtonIters += r.iterations, expansionIters += s.iterations;
+  }
+  EXPECT_GT(checked, 500);
+  // Deep overlaps (beyond the rolling balls: 0.02 for the needle-like ellipsoid) are the expansion's.
+  EXPECT_GT(byNewton, checked / 5) << "Newton answered " << byNewton << " of " << checked;
+  std::printf("[ overlap ] %d overlapping pairs, %d by Newton (%.1f iterations vs %.1f expanding), max |diff| %.2e\n",
+              checked, byNewton, double(newtonIters) / std::max(byNewton, 1),
+              double(expansionIters) / std::max(byNewton, 1), worst);
+}
+
+TEST(OverlapNewton, WarmStartAcrossDemStepsAndSeparation) {
+  // A DEM-like trajectory: B approaches A, overlaps up to ~1e-3, and leaves again, one small step at a
+  // time with one cache. Every step agrees with a cold expansion-path query; overlapping steps after
+  // the first are answered by 1-3 Newton steps from the cached normal, with no polytope.
+  std::mt19937_64 rng(92);
+  const Ellipsoid a{Vec3(1, 0.6, 0.3)}, b{Vec3(0.4, 0.4, 0.9)};
+  KnownPair p = place(a, b, 1e-3, Vec3(3, -2, 1), rng);
+  ContactCache cache;
+  int overlapping = 0, warmOverlapping = 0, maxIters = 0;
+  Status last = Status::Separated;
+  for (int step = 0; step < 400; ++step) {
+    const Real approach = step < 200 ? -1e-5 : 1e-5;  // towards A, then away
+    const Eigen::AngleAxis<Real> turn(1e-5, randomUnit(rng));
+    p.poseB = Transform(Mat3(turn.toRotationMatrix() * p.poseB.rotation),
+                        Vec3(p.poseB.translation + approach * p.u + 1e-7 * randomUnit(rng)));
+    const ContactResult warm = contact(Shape(a), p.poseA, Shape(b), p.poseB, PenetrationOptions{}, &cache);
+    const ContactResult cold = contact(Shape(a), p.poseA, Shape(b), p.poseB, expansionOnly());
+    ASSERT_EQ(warm.status, cold.status) << "step " << step;
+    EXPECT_NEAR(warm.distance, cold.distance, 3e-12) << "step " << step;
+    if (warm.status == Status::Overlapping) {
+      ++overlapping;
+      if (last == Status::Overlapping) {
+        ++warmOverlapping;
+        EXPECT_EQ(warm.expansions, 0) << "step " << step;
+        maxIters = std::max(maxIters, warm.iterations);
+      }
+    }
+    last = warm.status;
+  }
+  EXPECT_GT(overlapping, 150);
+  EXPECT_LE(maxIters, 3);
+  std::printf("[ overlap ] %d overlapping steps (%d warm), at most %d Newton steps each\n", overlapping,
+              warmOverlapping, maxIters);
+}
+
+TEST(OverlapNewton, SphereIntoEllipsoidShallowAndDeep) {
+  // A sphere is a point core plus its radius; with the core outside the ellipsoid the depth is
+  // radius - core distance (GJK), with the core inside it is the core's depth plus the radius
+  // (Newton with the ellipsoid's rolling ball alone). Exact: centre at A's support point towards u
+  // plus (radius - delta) u, for delta < radius; for delta > radius the core is inside and the
+  // depth is delta as long as delta - radius is small against the curvature radii.
+  std::mt19937_64 rng(93);
+  const Ellipsoid e{Vec3(1, 0.6, 0.5)};
+  for (const Real delta : {1e-9, 1e-3, 0.1, 0.2 + 1e-9, 0.2 + 1e-4, 0.21})
+    for (int trial = 0; trial < 100; ++trial) {
+      const Mat3 ra = randomRotation(rng).toRotationMatrix();
+      const Vec3 u = randomUnit(rng);
+      SupportHint h;
+      const Vec3 pa = ra * e.support(ra.transpose() * u, h);
+      const Transform poseA(ra, Vec3(1, 2, 3)), poseB(Mat3::Identity(), Vec3(Vec3(1, 2, 3) + pa + (0.2 - delta) * u));
+      const ContactResult r = contact(Shape(e), poseA, Shape(Sphere{0.2}), poseB);
+      ASSERT_EQ(r.status, Status::Overlapping) << "delta " << delta;
+      EXPECT_NEAR(r.depth, delta, 4e-15 + 1e-13 * delta) << "delta " << delta << " trial " << trial;
+      EXPECT_LE((r.normal - u).norm(), 1e-9) << "delta " << delta;
+      if (delta > 0.2) {
+        EXPECT_LE(r.expansions, 1) << "delta " << delta;
+      }
+    }
+}
+
+TEST(OverlapNewton, DegenerateShapesFallBackOrCertify) {
+  // Needles and discs have tiny rolling balls: deep overlaps leave Newton's certified region and
+  // must fall back to the expansion; far from the origin rounding grows with the coordinates.
+  std::mt19937_64 rng(94);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  struct Case {
+    Shape a, b;
+    Vec3 origin;
+    Real spread, tol;
+  };
+  const Case cases[] = {
+      {Shape(Ellipsoid{Vec3(1, 1, 1e-4)}), Shape(Ellipsoid{Vec3(1, 0.5, 0.5)}), Vec3::Zero(), 1.0, 4e-12},
+      {Shape(Ellipsoid{Vec3(1e-4, 1e-4, 1)}), Shape(Ellipsoid{Vec3(1, 0.5, 0.5)}), Vec3::Zero(), 1.0, 4e-12},
+      {Shape(Ellipsoid{Vec3(1e-3, 2e-3, 1e-3)}), Shape(Ellipsoid{Vec3(1, 2, 0.5)}), Vec3::Zero(), 1.0, 4e-12},
+      {Shape(Ellipsoid{Vec3(1, 0.6, 0.3)}), Shape(Ellipsoid{Vec3(1, 0.6, 0.3)}), Vec3(1e4, -2e4, 3e4), 1.0, 1e-10},
+  };
+  int overlapping = 0;
+  for (const Case& c : cases)
+    for (int trial = 0; trial < 200; ++trial) {
+      const Transform pa(test::randomRotation(rng).toRotationMatrix(), c.origin);
+      const Transform pb(test::randomRotation(rng).toRotationMatrix(),
+                         Vec3(c.origin + c.spread * Vec3(u(rng), u(rng), u(rng))));
+      const ContactResult r = contact(c.a, pa, c.b, pb);
+      const ContactResult s = contact(c.a, pa, c.b, pb, expansionOnly());
+      ASSERT_EQ(r.status, s.status) << trial;
+      ASSERT_TRUE(std::isfinite(r.distance)) << trial;
+      EXPECT_TRUE(r.normal.allFinite());
+      if (r.status != Status::Overlapping) continue;
+      ++overlapping;
+      EXPECT_NEAR(r.depth, s.depth, c.tol) << trial;
+      const ContactResult swapped = contact(c.b, pb, c.a, pa);
+      EXPECT_NEAR(swapped.depth, r.depth, c.tol) << trial;
+    }
+  EXPECT_GT(overlapping, 300);
+}

@@ -519,11 +519,20 @@ TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
               at({0, 0, 1.4}, Quat(Eigen::AngleAxis<Real>(M_PI, Vec3::UnitX()))));
   EXPECT_NEAR(r.depth, 0.1, 1e-12);
   // Iteration cap: reported, never silent.
+  // (Newton answers this pair without expanding unless told not to, gjk_td.hpp newtonOverlap.)
   PenetrationOptions o;
   o.maxExpansions = 2;
+  o.gjk.smoothNewton = false;
   r = contact(e, at({0, 0, 0}), Shape(Ellipsoid{Vec3(2, 1, 0.5)}), at({1.2, 0.7, 0.3}), o);
   EXPECT_EQ(r.status, Status::MaxIterations);
   EXPECT_TRUE(std::isfinite(r.depth));
+  // With Newton on, the same pair is answered and agrees with an uncapped expansion.
+  const ContactResult viaNewton = contact(e, at({0, 0, 0}), Shape(Ellipsoid{Vec3(2, 1, 0.5)}), at({1.2, 0.7, 0.3}));
+  o.maxExpansions = PenetrationOptions{}.maxExpansions;
+  const ContactResult expanded = contact(e, at({0, 0, 0}), Shape(Ellipsoid{Vec3(2, 1, 0.5)}), at({1.2, 0.7, 0.3}), o);
+  ASSERT_EQ(viaNewton.status, Status::Overlapping);
+  ASSERT_EQ(expanded.status, Status::Overlapping);
+  EXPECT_NEAR(viaNewton.depth, expanded.depth, 3e-12);
 }
 
 // Curved pairs end with Newton's method on the support function: the depth must be the overlap

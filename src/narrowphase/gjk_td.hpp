@@ -265,6 +265,104 @@ inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const 
   lam[2] = 1.0 - lam[0] - lam[1];
 }
 
+/// Smooth pairs with a rolling ball: both give the Hessian of their support function and the radius
+/// of a ball rolling freely inside (Ellipsoid, and Point with radius 0).
+template <class S>
+concept RollingSmooth = SmoothSupport<S> && requires(const S& s) {
+  { s.rollingRadius() } -> std::convertible_to<Real>;
+};
+template <class SA, class SB>
+inline constexpr bool kOverlapNewtonPair = kNewtonPair<SA, SB> && RollingSmooth<SA> && RollingSmooth<SB>;
+
+/// Newton on the CSO support function for overlapping smooth pairs, with analytic Hessians and a
+/// certificate, so that no polytope is needed (GJK-TD's own curved finish below needs the polytope
+/// to certify its answer, and the polytope converges only linearly on curved surfaces).
+///
+/// The depth of overlapping bodies is min over unit u of F(u) = h_A(u) + h_B'(-u), the CSO's
+/// support function; its gradient is w(u) = s_A(u) - s_B'(-u) and its Hessian on the sphere is
+/// P (H_A + H_B') P - F P (as in detail::newtonDistance, gjk.hpp, which minimises the same F for
+/// separated pairs). Every tangential eigenvalue of H_A is a principal radius of curvature of A, so
+/// at least A's rolling radius rA: the Hessian is positive definite wherever F < r = rA + rB.
+///
+/// Certificate (Blaschke's rolling theorem): a ball of radius rA rolls freely inside A, likewise for
+/// B, so the CSO is (A° - B°) + ball(r) with A°, B° convex, and w - r u lies in A° - B°: the ball of
+/// radius r centred at c = w - r u is inside the CSO. If the origin is inside that ball the bodies
+/// overlap and the depth (distance from the origin to the CSO's boundary) is at least
+/// L = r - |c|; it is at most F(u), the overlap along u. At the optimum w = F u, so L = F when
+/// F < r: the bounds meet, and near it U - L ~ |gradient|^2 / (2 (r - F)). Accepted when
+/// U - L <= kGjkRelative x scale, or <= relTol x scale when rounding stops the descent first. False
+/// (the caller falls back to the expansion) when F leaves (0, r), or when the Hessian is not
+/// positive definite, a step fails to descend or the step cap is reached before U - L <= relTol x scale.
+struct OverlapNewtonState {
+  Vec3 u, sa, lb, w;  ///< direction (A's frame, unit), support points (A's frame; B's own frame), w
+  Vec3 n;             ///< the answer's normal (A's frame): u refined by the Newton step not taken
+  Real F = 0;         ///< u·w, the overlap along u
+  int steps = 0;
+};
+
+template <class SA, class SB, class CsoSupport>
+bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, OverlapNewtonState& s,
+                   CsoSupport&& csoSupport) {
+  const Real r = a.rollingRadius() + b.rollingRadius();
+  // Newton converges quadratically: it aims at GJK's own tolerance (depth to ~1e-14 x scale), and
+  // settles for relTol (the expansion's contract) only when rounding stops it first.
+  const Real tight = std::min(relTol, tol::kGjkRelative);
+  s.F = s.u.dot(s.w);
+  int blindSteps = 0, outsideSteps = 0;
+  for (int it = 0; it <= tol::kOverlapNewtonIterations; ++it) {
+    const Real F = s.F;
+    s.n = s.u;
+    if (!(F > 0)) return false;  // apart or touching along u: GJK decides
+    // Beyond the rolling balls (F >= r) nothing can be certified yet: a cold start along the line of
+    // centres often begins there. A few damped steps may bring F below r; a depth that is itself
+    // beyond r is left to the expansion.
+    if (F >= r && ++outsideSteps > tol::kOverlapNewtonOutsideSteps) return false;
+    const Vec3 pb = s.sa - s.w;
+    const Real scale = std::sqrt(std::max(s.sa.squaredNorm(), pb.squaredNorm()));
+    const Real lower = r - (s.w - r * s.u).norm();
+    const bool certified = lower > 0 && F - lower <= relTol * scale;
+    if (it == tol::kOverlapNewtonIterations) return certified;
+    const Vec3 t1 = s.u.unitOrthogonal(), t2 = s.u.cross(t1);
+    const Real g1 = t1.dot(s.w), g2 = t2.dot(s.w);
+    const Vec3 ub = mulMatT(R, Vec3(-s.u)), b1 = mulMatT(R, t1), b2 = mulMatT(R, t2);
+    // Tangential curvature radii sum to at least r, so the shift min(F, r/2) keeps the model positive
+    // definite beyond the balls too (a descent direction; the halving below keeps every step descending).
+    const Real shift = std::min(F, 0.5 * r);
+    const Real h11 = a.supportHessianForm(s.u, s.sa, t1, t1) + b.supportHessianForm(ub, s.lb, b1, b1) - shift;
+    const Real h22 = a.supportHessianForm(s.u, s.sa, t2, t2) + b.supportHessianForm(ub, s.lb, b2, b2) - shift;
+    const Real h12 = a.supportHessianForm(s.u, s.sa, t1, t2) + b.supportHessianForm(ub, s.lb, b1, b2);
+    const Real det = h11 * h22 - h12 * h12;
+    if (!(h11 > 0 && det > 0)) return certified;
+    Real d1 = -(h22 * g1 - h12 * g2) / det, d2 = -(h11 * g2 - h12 * g1) / det;
+    if (lower > 0 && F - lower <= tight * scale) {
+      // Converged: the depth is F. The normal's error is the remaining step, ~sqrt(F error /
+      // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp); the
+      // witnesses stay the support points along u.
+      s.n = (s.u + d1 * t1 + d2 * t2).normalized();
+      return true;
+    }
+    const Real len = std::hypot(d1, d2);
+    if (len > 0.5) d1 *= 0.5 / len, d2 *= 0.5 / len;  // trust region: at most ~0.5 rad per step
+    // A step whose predicted decrease is below F's rounding is judged by the gradient (accurate)
+    // rather than by F: taken if F does not rise beyond rounding, at most twice in a row.
+    const bool blind = -0.5 * (g1 * d1 + g2 * d2) <= 8 * tol::kEps * scale && blindSteps < 2;
+    bool moved = false;
+    // Once certified, a step that does not descend at once means rounding: stop there.
+    for (int half = 0; half < (certified ? 1 : 40) && !moved; ++half, d1 *= 0.5, d2 *= 0.5) {
+      const Vec3 u = (s.u + d1 * t1 + d2 * t2).normalized();
+      Vec3 sa, lb;
+      const Vec3 w = csoSupport(u, sa, lb);
+      const Real Fn = u.dot(w);
+      if (Fn < F || (blind && Fn <= F + 8 * tol::kEps * scale))
+        s.u = u, s.sa = sa, s.lb = lb, s.w = w, s.F = Fn, moved = true;
+    }
+    blindSteps = blind ? blindSteps + 1 : 0;
+    ++s.steps;
+    if (!moved) return certified;
+  }
+  return false;
+}
+
 /// GJK followed by GJK-TD on two cores, warm-started from and updating the pair's cache cc. Radii
 /// are handled by the caller.
 template <class SA, class SB>
@@ -338,6 +436,57 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     cc.hasFace = false;
   };
 
+  // Smooth pairs answered by newtonOverlap: one support pair is the whole answer. The caches keep
+  // it (a 1-point "face" and GJK's Newton normal) so the next step starts there whether the pair
+  // still overlaps (Newton again) or has separated (GJK's own Newton warm start).
+  [[maybe_unused]] auto acceptOverlap = [&](const OverlapNewtonState& ns, int iterations, int expansions) {
+    const Vec3 pb = toA(ns.lb);
+    out.status = Status::Overlapping;
+    out.distance = -ns.F;
+    out.depth = ns.F;
+    out.lowerBound = -ns.F;
+    out.normal = poseA.rotate(ns.n);
+    out.witnessA = poseA.apply(ns.sa);
+    out.witnessB = poseA.apply(pb);
+    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    out.iterations = iterations + ns.steps;
+    out.newtonSteps = ns.steps;
+    out.expansions = expansions;
+    out.polytopeVertices = P.nv;
+    out.simplexSize = 1;
+    out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
+    cc.hasFace = true;
+    cc.normalLocalA = ns.n;
+    cc.faceSize = 1;
+    cc.faceA[0] = cc.apexA = ns.sa;
+    cc.faceB[0] = cc.apexB = ns.lb;
+    cc.supportVertexA = cc.supportVertexB = -1;
+    cc.gjk.valid = true;
+    cc.gjk.size = 1;
+    cc.gjk.localA[0] = ns.sa;
+    cc.gjk.localB[0] = ns.lb;
+    cc.gjk.hasNormal = true;
+    cc.gjk.normalA() = ns.n;
+    cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+  };
+  // Newton from a start direction (A's frame, unit); false if it cannot certify.
+  [[maybe_unused]] auto tryOverlapNewton = [&](const Vec3& u0, int iterations, int expansions) -> bool {
+    if constexpr (kOverlapNewtonPair<SA, SB>) {
+      if (!opt.gjk.smoothNewton || !(u0.squaredNorm() > 0.5)) return false;
+      OverlapNewtonState ns;
+      ns.u = u0;
+      ns.w = csoSupport(u0, ns.sa, ns.lb);
+      if (newtonOverlap(a, b, R, opt.relTolerance, ns, csoSupport)) {
+        acceptOverlap(ns, iterations, expansions);
+        return true;
+      }
+    }
+    return false;
+  };
+  // A pair that overlapped at the last step: Newton from its normal, no GJK and no polytope.
+  const bool triedWarmNewton = kOverlapNewtonPair<SA, SB> && cc.hasFace;
+  if (triedWarmNewton && tryOverlapNewton(cc.normalLocalA, 0, 0)) return out;
+
   // --- Warm start (DEM time steps): the previous closest face, re-evaluated under the current
   // poses, plus the support point opposite to it form a tetrahedron inside the CSO. If it strictly
   // contains the origin (exact orientation tests) the bodies overlap for certain: GJK is skipped and
@@ -371,6 +520,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     if (!warm) P.reset();
   }
   if (!warm) {
+    // (GJK overwrites its cache: keep the Newton normal of a pair that was apart at the last step)
+    const Vec3 lastApartNormal = cc.gjk.valid && cc.gjk.hasNormal ? cc.gjk.normalA() : Vec3::Zero();
     static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
     gjkIterations = out.iterations;
     if (out.status != Status::Overlapping) {
@@ -381,6 +532,16 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       return out;
     }
     hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
+    // A smooth pair that has just come into contact: Newton from its last separating normal, else
+    // (first query) from the line of centres.
+    if constexpr (kOverlapNewtonPair<SA, SB>) {
+      if (!triedWarmNewton) {
+        const Vec3 u0 = lastApartNormal.squaredNorm() > 0 ? lastApartNormal
+                        : t.squaredNorm() > 0               ? Vec3(t.normalized())
+                                                            : Vec3::UnitX();
+        if (tryOverlapNewton(u0, gjkIterations, 0)) return out;
+      }
+    }
 
     // --- Initial tetrahedron from GJK's simplex (note (e): blow up 1-3 points). ---
     int ids[4];
@@ -559,6 +720,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     // the sphere is t_i·J t_j - h δ_ij with J = dp/dn by finite differences. Steps must decrease h;
     // if the optimum is not smooth (a flat cap, an apex: H not positive definite) the expansion
     // simply resumes at full tolerance.
+    // Analytic Newton with its certificate first (smooth pairs), from the polytope's coarse answer.
+    if (status == Status::Overlapping && tryOverlapNewton(P.f[face].n, gjkIterations + expansions, expansions))
+      return out;
     if (status == Status::Overlapping && firstTol > opt.relTolerance) {
       Vec3 nn = P.f[face].n, sa, lb;
       Vec3 p = csoSupport(nn, sa, lb);

@@ -65,6 +65,14 @@ inline constexpr int kEpaNewtonIterations = 16;
 inline constexpr Real kEpaNewtonStep = 1e-7;
 inline constexpr Real kEpaNewtonDecrease = 4.0 * kEps;
 
+/// Smooth overlapping pairs (ellipsoids, a sphere's point core against an ellipsoid): analytic
+/// Newton on the CSO support function, certified by the rolling-ball bound (gjk_td.hpp,
+/// newtonOverlap) at kEpaRelative, before any polytope is built; at most this many steps (it
+/// typically needs 0-3 warm, 3-6 cold), else the expansion path answers.
+inline constexpr int kOverlapNewtonIterations = 24;
+/// ... of which at most this many with the overlap still beyond the rolling balls (uncertifiable).
+inline constexpr int kOverlapNewtonOutsideSteps = 6;
+
 /// Vertex capacity of the expanded polytope (fixed arrays: no allocation per query).
 inline constexpr int kEpaMaxVertices = kEpaMaxExpansions + 8;
 

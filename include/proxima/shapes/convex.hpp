@@ -39,6 +39,8 @@ struct Point {
   /// Its support function d·p is linear: zero Hessian (a sphere's core against an ellipsoid takes
   /// GJK's Newton finish, gjk.hpp).
   [[nodiscard]] Real supportHessianForm(const Vec3&, const Vec3&, const Vec3&, const Vec3&) const { return 0; }
+  /// Radius of the largest ball that rolls freely inside (none: a point has no interior).
+  [[nodiscard]] Real rollingRadius() const { return 0; }
 };
 
 struct Segment {
@@ -97,6 +99,14 @@ struct Ellipsoid {
   [[nodiscard]] Real supportHessianForm(const Vec3& d, const Vec3& s, const Vec3& x, const Vec3& y) const {
     const Vec3 r2 = radii.cwiseProduct(radii);
     return (r2.cwiseProduct(x).dot(y) - s.dot(x) * s.dot(y)) / d.dot(s);
+  }
+  /// Radius of the largest ball that rolls freely inside: the smallest principal radius of
+  /// curvature, c^2/a at the tips of the longest axis (a the largest, c the smallest semi-axis). By
+  /// Blaschke's rolling theorem the ellipsoid is then the union of such balls, each tangent to the
+  /// surface from inside: the penetration certificate of gjk_td.hpp (newtonOverlap) rests on it.
+  [[nodiscard]] Real rollingRadius() const {
+    const Real lo = radii.minCoeff(), hi = radii.maxCoeff();
+    return hi > 0 ? lo * (lo / hi) : 0;
   }
 };
 
