@@ -28,12 +28,13 @@ const char* kindName(ContactKind k) {
     case ContactKind::EdgeEdge: return "edge_edge";
     case ContactKind::VertexFace: return "vertex_face";
     case ContactKind::FaceFace: return "face_face";
+    case ContactKind::Ellipsoid: return "ellipsoid";
   }
   return "?";
 }
 
 bool kindHasDepthTargets(ContactKind k) {
-  return k == ContactKind::Box || k == ContactKind::Box25 || k == ContactKind::Polytope;
+  return k == ContactKind::Box || k == ContactKind::Box25 || k == ContactKind::Polytope || k == ContactKind::Ellipsoid;
 }
 
 std::string depthLabel(double d) {
@@ -54,7 +55,8 @@ ShapeRef shapeRef(const Shape& s) {
   ShapeRef r;
   if (const auto* p = std::get_if<proxima::Polytope>(&s.geometry())) r.polytope = p;
   else if (const auto* b = std::get_if<Box>(&s.geometry())) r.box = b;
-  else throw std::logic_error("contact bench: only polytopes and boxes are handed to peers");
+  else if (const auto* e = std::get_if<proxima::Ellipsoid>(&s.geometry())) r.ellipsoid = e;
+  else throw std::logic_error("contact bench: only polytopes, boxes and ellipsoids are handed to peers");
   return r;
 }
 
@@ -83,6 +85,7 @@ int oracleValidatePairs() {
 namespace {
 
 double localRadius(const Shape& s) {
+  if (const auto* e = std::get_if<proxima::Ellipsoid>(&s.geometry())) return e->radii.maxCoeff();
   const auto f = oracle::features(s, Transform());
   double r = 0;
   for (const Vec3& v : f.vertices) r = std::max(r, v.norm());
@@ -316,10 +319,31 @@ void placeFeatureCase(ContactKind kind, ContactPair& p, std::mt19937_64& rng, do
   p.pose0 = inFrame(randomRotation(rng), q);
 }
 
+/// Ellipsoid cells. B is placed so that A's support point towards u and B's towards -u coincide,
+/// then pushed by `depth` along -u: both surfaces have normal ±u there, so u is a stationary
+/// direction of the overlap F(u) = h_A(u) + h_B(-u) with F = depth. It is the global minimum, i.e. the
+/// exact depth, whenever depth < rA + rB (the rolling radii, c^2/a = 0.25 each here): a ball of radius
+/// rA + rB centred at w - (rA + rB) u lies inside the Minkowski difference (Blaschke's rolling
+/// theorem), so no direction can give less than F. Exact up to the placement's rounding (~1e-16).
+const proxima::Ellipsoid kBenchEllipsoid{Vec3(1, 0.75, 0.5)};
+
+PosePair placeEllipsoids(const Mat3& ra, const Mat3& rb, const Vec3& u, double depth) {
+  proxima::SupportHint h;
+  const Vec3 pa = ra * kBenchEllipsoid.support(ra.transpose() * u, h);
+  const Vec3 sb = rb * kBenchEllipsoid.support(rb.transpose() * Vec3(-u), h);
+  return {Transform(ra, Vec3::Zero()), Transform(rb, Vec3(pa - depth * u - sb))};
+}
+
 }  // namespace
 
 double overlapAlong(const ContactPair& p, bool pose1, const Vec3& n) {
   const PosePair& q = pose1 ? p.pose1 : p.pose0;
+  if (std::holds_alternative<proxima::Ellipsoid>(p.a.geometry())) {
+    proxima::SupportHint ha, hb;
+    const Vec3 sa = q.a.apply(p.a.support(q.a.rotateInverse(n), ha));
+    const Vec3 sb = q.b.apply(p.b.support(q.b.rotateInverse(Vec3(-n)), hb));
+    return n.dot(sa - sb);
+  }
   return -static_cast<double>(oracle::supportGap(oracle::features(p.a, q.a), oracle::features(p.b, q.b), n));
 }
 
@@ -332,6 +356,29 @@ ContactCell makeContactCell(ContactKind kind, int n, double target, bool withPos
                              static_cast<std::uint64_t>(std::llround(-std::log10(target) * 16));
   std::mt19937_64 rng(seed);
   c.pairs.resize(kPairs);
+
+  if (kind == ContactKind::Ellipsoid) {
+    // Exact references by construction (placeEllipsoids); pose1 = both bodies turned by a small
+    // step and the contact direction turned too, at the same depth.
+    const double step = std::min(1e-4, 1e-2 * target);
+    c.ref0.assign(kPairs, OracleRef{});
+    if (withPose1) c.ref1.assign(kPairs, OracleRef{});
+    for (int i = 0; i < kPairs; ++i) {
+      ContactPair& p = c.pairs[i];
+      p.a = p.b = Shape(kBenchEllipsoid);
+      p.scale = kBenchEllipsoid.radii.maxCoeff();
+      const Mat3 ra = randomRotation(rng), rb = randomRotation(rng);
+      const Vec3 u = randomUnit(rng);
+      p.pose0 = placeEllipsoids(ra, rb, u, target);
+      const Vec3 u1 = smallRotation(rng, step) * u;
+      p.pose1 = placeEllipsoids(Mat3(smallRotation(rng, step) * ra), Mat3(smallRotation(rng, step) * rb), u1, target);
+      c.ref0[i] = {true, true, target, u};
+      if (withPose1) c.ref1[i] = {true, true, target, u1};
+    }
+    c.overlapping = kPairs;
+    c.meanDepth = c.minDepth = c.maxDepth = target;
+    return c;
+  }
 
   if (kind == ContactKind::Icosphere) {
     // The distance benchmark's "overlapping" rotations (same seed as bench_main.cpp's configuration

@@ -11,6 +11,9 @@
 //   edge_edge, vertex_face, face_face
 //               boxes placed so that the deepest features are two crossing edges, a vertex of B
 //               in a face of A, or two parallel faces (Descantes-style comparison)
+//   ellipsoid   two ellipsoids of semi-axes (1, 0.75, 0.5), randomly rotated, B pushed by the target
+//               depth along a random u into the pose where both surfaces touch with normals ±u; the
+//               exact depth is the target along u (see makeContactCell), no oracle needed
 // Depth targets for box/box25/polytope: 1e-6, 1e-2 and 0.3 times the size of the smaller body
 // (the size is 1 by construction): B is put along a random direction u with overlap `target`
 // along u, then moved along the oracle normal until the oracle depth is the target (a few steps).
@@ -26,11 +29,11 @@
 
 namespace pbench {
 
-enum class ContactKind { Icosphere, Box, Box25, Polytope, EdgeEdge, VertexFace, FaceFace };
+enum class ContactKind { Icosphere, Box, Box25, Polytope, EdgeEdge, VertexFace, FaceFace, Ellipsoid };
 
 /// Name used in benchmark names and reports: icosphere, box, box25, polytope, edge_edge, ...
 const char* kindName(ContactKind k);
-/// True for the kinds whose depth target is a parameter (box, box25, polytope).
+/// True for the kinds whose depth target is a parameter (box, box25, polytope, ellipsoid).
 bool kindHasDepthTargets(ContactKind k);
 /// Relative depth targets of box, box25 and polytope cells.
 inline const std::vector<double>& contactDepths() {

@@ -418,12 +418,15 @@ std::vector<CellSpec> cellSpecs() {
   for (ContactKind k : {ContactKind::Box, ContactKind::Box25, ContactKind::Polytope})
     for (double d : contactDepths()) s.push_back({k, k == ContactKind::Polytope ? 20 : 8, d});
   for (ContactKind k : {ContactKind::EdgeEdge, ContactKind::VertexFace, ContactKind::FaceFace}) s.push_back({k, 8, 1e-2});
+  for (double d : contactDepths()) s.push_back({ContactKind::Ellipsoid, 0, d});
   return s;
 }
 
 std::vector<PMethod> methodsFor(ContactKind k) {
   switch (k) {
-    case ContactKind::Icosphere: return {PMethod::Td, PMethod::TdManifold, PMethod::TdWarm, PMethod::DistWarm};
+    case ContactKind::Icosphere:
+    case ContactKind::Ellipsoid:  // (the common-plane methods take polyhedra only)
+      return {PMethod::Td, PMethod::TdManifold, PMethod::TdWarm, PMethod::DistWarm};
     case ContactKind::EdgeEdge:
     case ContactKind::VertexFace:
     case ContactKind::FaceFace:

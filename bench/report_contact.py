@@ -17,8 +17,9 @@ KIND_LABEL = {
     "edge_edge": "edge–edge (boxes)",
     "vertex_face": "vertex–face (boxes)",
     "face_face": "face–face (boxes)",
+    "ellipsoid": "ellipsoids",
 }
-KIND_ORDER = ["icosphere", "box", "box25", "polytope", "edge_edge", "vertex_face", "face_face"]
+KIND_ORDER = ["icosphere", "box", "box25", "polytope", "edge_edge", "vertex_face", "face_face", "ellipsoid"]
 DEPTH_ORDER = {"0.1": 0, "1e-6": 1, "1e-2": 2, "0.3": 3}
 
 PROXIMA = [

@@ -38,7 +38,7 @@ SEED = 1
 @dataclass
 class Scene:
     name: str
-    shape: str                 # "sphere" or "polyhedron"
+    shape: str                 # "sphere", "polyhedron" or "ellipsoid" (proxima only)
     count: int
     base: float                # box base edge (m), box is [0, base]^2 x [0, height]
     settle_time: float         # simulated seconds run before the timed phase
@@ -271,6 +271,12 @@ def proxima_yaml(scene: Scene) -> str:
     if scene.shape == "sphere":
         lines.append(f"  - {{name: ball, shape: {{type: sphere, radius: {_fmt(DIAMETER / 2)}}}, material: glass}}")
         tmpl = "ball"
+    elif scene.shape == "ellipsoid":
+        # semi-axes 1 / 0.7 / 0.5 mm: the same 2 mm bounding diameter as the spheres and the rocks
+        radii = [DIAMETER / 2, 0.7 * DIAMETER / 2, 0.5 * DIAMETER / 2]
+        lines.append("  # 'grain': an ellipsoid of semi-axes 1 / 0.7 / 0.5 mm (bounding diameter 2 mm)")
+        lines.append(f"  - {{name: grain, shape: {{type: ellipsoid, radii: {_vec(radii)}}}, material: glass}}")
+        tmpl = "grain"
     else:
         pts = ", ".join(_vec(p) for p in rock_vertices())
         lines.append("  # 'rock': 24 perturbed points on a sphere, circumscribed diameter 2 mm (hulled by proxima)")
@@ -296,7 +302,10 @@ def write_scene_files(directory: str) -> list:
     full = scenes(quick=False)
     targets = {"spheres10k.yaml": full["spheres10k"], "spheres50k.yaml": full["spheres50k"],
                "polyhedra10k.yaml": scenes(quick=False, polyhedra_count=10000)["polyhedra"],
-               "polyhedra1k.yaml": scenes(quick=False, polyhedra_count=1000)["polyhedra"]}
+               "polyhedra1k.yaml": scenes(quick=False, polyhedra_count=1000)["polyhedra"],
+               # proxima only (no peer package has ellipsoid DEM): the polyhedra1k bed with ellipsoids
+               "ellipsoids1k.yaml": Scene("ellipsoids", "ellipsoid", 1000, full["spheres10k"].base, settle_time=0.5,
+                                          timed_steps=2000, height=0.12)}
     written = []
     for fname, sc in targets.items():
         p = os.path.join(directory, fname)

@@ -469,7 +469,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     cc.gjk.normalA() = ns.n;
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
-  // Newton from a start direction (A's frame, unit); false if it cannot certify.
+  // Newton from a start direction (A's frame, unit); false if it cannot certify. When it ends on a
+  // direction along which the bodies are apart (F <= 0: separated for certain), GJK's cache gets that
+  // direction, so that GJK's own Newton finish starts there.
   [[maybe_unused]] auto tryOverlapNewton = [&](const Vec3& u0, int iterations, int expansions) -> bool {
     if constexpr (kOverlapNewtonPair<SA, SB>) {
       if (!opt.gjk.smoothNewton || !(u0.squaredNorm() > 0.5)) return false;
@@ -480,12 +482,32 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         acceptOverlap(ns, iterations, expansions);
         return true;
       }
+      out.newtonSteps += ns.steps;  // (a failed attempt's steps)
+      if (ns.F <= 0 && ns.w.allFinite()) {
+        cc.gjk.valid = true;
+        cc.gjk.size = 1;
+        cc.gjk.localA[0] = ns.sa;
+        cc.gjk.localB[0] = ns.lb;
+        cc.gjk.hasNormal = true;
+        cc.gjk.normalA() = ns.u;
+      }
     }
     return false;
   };
-  // A pair that overlapped at the last step: Newton from its normal, no GJK and no polytope.
-  const bool triedWarmNewton = kOverlapNewtonPair<SA, SB> && cc.hasFace;
-  if (triedWarmNewton && tryOverlapNewton(cc.normalLocalA, 0, 0)) return out;
+  // Smooth pairs try Newton on the overlap before anything else, from the pair's last normal
+  // (overlapping or apart at the last step) or, cold, from the line of centres. It answers every
+  // persisting contact with one support pair, and a pair that has just come into contact without
+  // GJK's slow certification of a grazing overlap on curved surfaces; a pair still apart costs one
+  // support pair more than GJK alone.
+  if constexpr (kOverlapNewtonPair<SA, SB>) {
+    if (opt.gjk.smoothNewton) {
+      const Vec3 u0 = cc.hasFace                        ? cc.normalLocalA
+                      : cc.gjk.valid && cc.gjk.hasNormal ? cc.gjk.normalA()
+                      : t.squaredNorm() > 0              ? Vec3(t.normalized())
+                                                         : Vec3::UnitX();
+      if (tryOverlapNewton(u0, 0, 0)) return out;
+    }
+  }
 
   // --- Warm start (DEM time steps): the previous closest face, re-evaluated under the current
   // poses, plus the support point opposite to it form a tetrahedron inside the CSO. If it strictly
@@ -520,9 +542,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     if (!warm) P.reset();
   }
   if (!warm) {
-    // (GJK overwrites its cache: keep the Newton normal of a pair that was apart at the last step)
-    const Vec3 lastApartNormal = cc.gjk.valid && cc.gjk.hasNormal ? cc.gjk.normalA() : Vec3::Zero();
+    const int failedNewtonSteps = out.newtonSteps;
     static_cast<DistanceResult&>(out) = gjkDistance(a, poseA, b, poseB, opt.gjk, &cc.gjk);
+    out.newtonSteps += failedNewtonSteps;
     gjkIterations = out.iterations;
     if (out.status != Status::Overlapping) {
       // Apart (or GJK stopped early with a positive distance): no expansion.
@@ -532,16 +554,6 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       return out;
     }
     hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
-    // A smooth pair that has just come into contact: Newton from its last separating normal, else
-    // (first query) from the line of centres.
-    if constexpr (kOverlapNewtonPair<SA, SB>) {
-      if (!triedWarmNewton) {
-        const Vec3 u0 = lastApartNormal.squaredNorm() > 0 ? lastApartNormal
-                        : t.squaredNorm() > 0               ? Vec3(t.normalized())
-                                                            : Vec3::UnitX();
-        if (tryOverlapNewton(u0, gjkIterations, 0)) return out;
-      }
-    }
 
     // --- Initial tetrahedron from GJK's simplex (note (e): blow up 1-3 points). ---
     int ids[4];
