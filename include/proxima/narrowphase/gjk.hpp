@@ -33,8 +33,10 @@ struct GjkOptions {
   Real absTolerance = tol::kGjkAbsolute;
   Real touchTolerance = tol::kGjkTouch;  ///< ε_tol of Alg. 5 line 13
   /// Smooth pairs (ellipsoid-ellipsoid, ellipsoid-sphere): finish with Newton's method on the
-  /// support function once GJK's direction (nearly) separates the bodies (detail::newtonDistance).
-  /// Off = plain GJK to the end.
+  /// support function once GJK's direction (nearly) separates the bodies (detail::newtonDistance),
+  /// and certify an overlap from one support pair by the rolling balls
+  /// (detail::rollingBallContainsOrigin); contact() also runs its overlap Newton. Off = plain GJK
+  /// (and plain GJK-TD) to the end.
   bool smoothNewton = true;
   int maxRestarts = tol::kGjkMaxRestarts;  ///< restarts when GJK stalls with a weak certificate
   Real restartGap = tol::kGjkRestartGap;   ///< restart only if ||v|| - lower bound > restartGap * scale
@@ -96,6 +98,29 @@ concept SmoothSupport = requires(const S& s, const Vec3& v) {
 template <class SA, class SB>
 inline constexpr bool kNewtonPair =
     SmoothSupport<SA>&& SmoothSupport<SB> && !(std::is_same_v<SA, Point> && std::is_same_v<SB, Point>);
+
+/// Smooth shapes that also give the radius of a ball rolling freely inside (Ellipsoid: the smallest
+/// principal radius of curvature; Point: 0).
+template <class S>
+concept RollingSmooth = SmoothSupport<S> && requires(const S& s) {
+  { s.rollingRadius() } -> std::convertible_to<Real>;
+};
+template <class SA, class SB>
+inline constexpr bool kRollingPair = kNewtonPair<SA, SB> && RollingSmooth<SA> && RollingSmooth<SB>;
+
+/// Overlap certificate of a rolling pair from one support pair (Blaschke's rolling theorem): a ball
+/// of radius rA rolls freely inside A, likewise for B, so the Minkowski difference A - B' contains
+/// the ball of radius r = rA + rB centred at w - r u, w = s_A(u) - s_B'(-u) its support point along
+/// the unit u. If the origin lies inside that ball (with a margin for the rounding of w) the bodies
+/// overlap for certain. Near-touching pairs fail it; pairs overlapping by more than ~r/2 along a
+/// direction close to the optimal one pass at once.
+template <class SA, class SB>
+[[nodiscard]] inline bool rollingBallContainsOrigin(const SA& a, const SB& b, const Vec3& u, const Vec3& w,
+                                                    Real scale) {
+  const Real r = a.rollingRadius() + b.rollingRadius();
+  const Real margin = 16 * tol::kEps * scale;
+  return r > margin && (w - r * u).squaredNorm() < (r - margin) * (r - margin);
+}
 
 /// Newton finish of a separated smooth pair, in A's frame with B at x = R lb + t.
 ///
@@ -171,6 +196,100 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const GjkOptions& o
     blindSteps = blind ? blindSteps + 1 : 0;
     ++s.steps;
     if (!moved) return false;  // rounding floor above the tolerance, or overlap: let GJK decide
+  }
+  return false;
+}
+
+/// Newton on the CSO support function for overlapping smooth pairs, with analytic Hessians and a
+/// certificate, so that no polytope is needed (GJK-TD's own curved finish below needs the polytope
+/// to certify its answer, and the polytope converges only linearly on curved surfaces).
+///
+/// The depth of overlapping bodies is min over unit u of F(u) = h_A(u) + h_B'(-u), the CSO's
+/// support function; its gradient is w(u) = s_A(u) - s_B'(-u) and its Hessian on the sphere is
+/// P (H_A + H_B') P - F P (as in detail::newtonDistance, gjk.hpp, which minimises the same F for
+/// separated pairs). Every tangential eigenvalue of H_A is a principal radius of curvature of A, so
+/// at least A's rolling radius rA: the Hessian is positive definite wherever F < r = rA + rB.
+///
+/// Certificate (Blaschke's rolling theorem): a ball of radius rA rolls freely inside A, likewise for
+/// B, so the CSO is (A° - B°) + ball(r) with A°, B° convex, and w - r u lies in A° - B°: the ball of
+/// radius r centred at c = w - r u is inside the CSO. If the origin is inside that ball the bodies
+/// overlap and the depth (distance from the origin to the CSO's boundary) is at least
+/// L = r - |c|; it is at most F(u), the overlap along u. At the optimum w = F u, so L = F when
+/// F < r: the bounds meet, and near it U - L ~ |gradient|^2 / (2 (r - F)). Accepted when
+/// U - L <= kGjkRelative x scale, or <= relTol x scale when rounding stops the descent first. False
+/// (the caller falls back to the expansion) when F leaves (0, r), or when the Hessian is not
+/// positive definite, a step fails to descend or the step cap is reached before U - L <= relTol x scale.
+struct OverlapNewtonState {
+  Vec3 u, sa, lb, w;  ///< direction (A's frame, unit), support points (A's frame; B's own frame), w
+  Vec3 n;             ///< the answer's normal (A's frame): u refined by the Newton step not taken
+  Real F = 0;         ///< u·w, the overlap along u
+  int steps = 0;
+};
+
+///
+/// classifyOnly: stop (true) as soon as the origin is inside the rolling ball (lower bound > 0): the
+/// overlap is then certain, which is all a distance query needs (gjkDistance). It also gives up
+/// after 2 steps beyond the balls (GJK certifies deep overlaps in a few iterations).
+template <class SA, class SB, class CsoSupport>
+bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, OverlapNewtonState& s,
+                   CsoSupport&& csoSupport, bool classifyOnly = false) {
+  const Real r = a.rollingRadius() + b.rollingRadius();
+  // Newton converges quadratically: it aims at GJK's own tolerance (depth to ~1e-14 x scale), and
+  // settles for relTol (the expansion's contract) only when rounding stops it first.
+  const Real tight = std::min(relTol, tol::kGjkRelative);
+  s.F = s.u.dot(s.w);
+  int blindSteps = 0, outsideSteps = 0;
+  for (int it = 0; it <= tol::kOverlapNewtonIterations; ++it) {
+    const Real F = s.F;
+    s.n = s.u;
+    if (!(F > 0)) return false;  // apart or touching along u: GJK decides
+    // Beyond the rolling balls (F >= r) nothing can be certified yet: a cold start along the line of
+    // centres often begins there. A few damped steps may bring F below r; a depth that is itself
+    // beyond r is left to the expansion.
+    if (F >= r && ++outsideSteps > (classifyOnly ? 2 : tol::kOverlapNewtonOutsideSteps)) return false;
+    const Vec3 pb = s.sa - s.w;
+    const Real scale = std::sqrt(std::max(s.sa.squaredNorm(), pb.squaredNorm()));
+    const Real lower = r - (s.w - r * s.u).norm();
+    if (classifyOnly && lower > 16 * tol::kEps * scale) return true;
+    const bool certified = lower > 0 && F - lower <= relTol * scale;
+    if (it == tol::kOverlapNewtonIterations) return certified;
+    const Vec3 t1 = s.u.unitOrthogonal(), t2 = s.u.cross(t1);
+    const Real g1 = t1.dot(s.w), g2 = t2.dot(s.w);
+    const Vec3 ub = mulMatT(R, Vec3(-s.u)), b1 = mulMatT(R, t1), b2 = mulMatT(R, t2);
+    // Tangential curvature radii sum to at least r, so the shift min(F, r/2) keeps the model positive
+    // definite beyond the balls too (a descent direction; the halving below keeps every step descending).
+    const Real shift = std::min(F, 0.5 * r);
+    const Real h11 = a.supportHessianForm(s.u, s.sa, t1, t1) + b.supportHessianForm(ub, s.lb, b1, b1) - shift;
+    const Real h22 = a.supportHessianForm(s.u, s.sa, t2, t2) + b.supportHessianForm(ub, s.lb, b2, b2) - shift;
+    const Real h12 = a.supportHessianForm(s.u, s.sa, t1, t2) + b.supportHessianForm(ub, s.lb, b1, b2);
+    const Real det = h11 * h22 - h12 * h12;
+    if (!(h11 > 0 && det > 0)) return certified;
+    Real d1 = -(h22 * g1 - h12 * g2) / det, d2 = -(h11 * g2 - h12 * g1) / det;
+    if (lower > 0 && F - lower <= tight * scale) {
+      // Converged: the depth is F. The normal's error is the remaining step, ~sqrt(F error /
+      // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp); the
+      // witnesses stay the support points along u.
+      s.n = (s.u + d1 * t1 + d2 * t2).normalized();
+      return true;
+    }
+    const Real len = std::hypot(d1, d2);
+    if (len > 0.5) d1 *= 0.5 / len, d2 *= 0.5 / len;  // trust region: at most ~0.5 rad per step
+    // A step whose predicted decrease is below F's rounding is judged by the gradient (accurate)
+    // rather than by F: taken if F does not rise beyond rounding, at most twice in a row.
+    const bool blind = -0.5 * (g1 * d1 + g2 * d2) <= 8 * tol::kEps * scale && blindSteps < 2;
+    bool moved = false;
+    // Once certified, a step that does not descend at once means rounding: stop there.
+    for (int half = 0; half < (certified ? 1 : 40) && !moved; ++half, d1 *= 0.5, d2 *= 0.5) {
+      const Vec3 u = (s.u + d1 * t1 + d2 * t2).normalized();
+      Vec3 sa, lb;
+      const Vec3 w = csoSupport(u, sa, lb);
+      const Real Fn = u.dot(w);
+      if (Fn < F || (blind && Fn <= F + 8 * tol::kEps * scale))
+        s.u = u, s.sa = sa, s.lb = lb, s.w = w, s.F = Fn, moved = true;
+    }
+    blindSteps = blind ? blindSteps + 1 : 0;
+    ++s.steps;
+    if (!moved) return certified;
   }
   return false;
 }
@@ -283,8 +402,42 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     out.normal = poseA.rotate(ns.normal);  // the Newton direction: accurate even when touching
     if (cache) cache->hasNormal = true, cache->normalA() = ns.normal;
   };
+  // Smooth pairs with rolling balls: the support pair (pa, lb) along u (A -> B, unit), w = pa - pb,
+  // certifies the overlap when the origin is inside the ball of detail::rollingBallContainsOrigin;
+  // the answer is then that single support pair (distance 0, witnesses at its midpoint).
+  [[maybe_unused]] auto rollingOverlap = [&](const Vec3& u, const Vec3& w, const Vec3& sa, const Vec3& sl,
+                                             int iterations) -> bool {
+    if constexpr (detail::kRollingPair<SA, SB>) {
+      if (!opt.smoothNewton) return false;
+      const Real scale = std::sqrt(std::max(sa.squaredNorm(), (sa - w).squaredNorm()));
+      if (!detail::rollingBallContainsOrigin(a, b, u, w, scale)) return false;
+      n = 1;
+      y[0] = w, pa[0] = sa, lb[0] = sl;
+      sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = w, sol.hasDirection = false;
+      out.iterations = iterations;
+      finish(Status::Overlapping, sol);
+      // The next query of the pair tests the ball along u first (warm start below).
+      if (cache) cache->hasNormal = true, cache->normalA() = u;
+      return true;
+    }
+    return false;
+  };
   // Newton's support pair along u (A -> B) is GJK's along -u.
   auto pairAlong = [&](const Vec3& u, Vec3& outA, Vec3& localB) { return supportPair(Vec3(-u), outA, localB); };
+  // Overlapping along u (support pair w, sa, sl): Newton on the overlap (detail::newtonOverlap) until
+  // the rolling ball certifies it, usually in 0-3 steps; false (GJK goes on) if it cannot.
+  [[maybe_unused]] auto overlapByNewton = [&](const Vec3& u, const Vec3& w, const Vec3& sa, const Vec3& sl) -> bool {
+    if constexpr (detail::kRollingPair<SA, SB>) {
+      if (!opt.smoothNewton || !(u.dot(w) > 0)) return false;
+      detail::OverlapNewtonState ns;
+      ns.u = u, ns.w = w, ns.sa = sa, ns.lb = sl;
+      const bool ok = detail::newtonOverlap(a, b, R, tol::kEpaRelative, ns, pairAlong, /*classifyOnly=*/true) &&
+                      rollingOverlap(ns.u, ns.w, ns.sa, ns.lb, ns.steps);
+      out.newtonSteps += ns.steps;
+      return ok;
+    }
+    return false;
+  };
   if constexpr (detail::kNewtonPair<SA, SB>) {
     // Warm start of a smooth pair: Newton straight from the previous normal (one support pair).
     if (opt.smoothNewton && cache && cache->valid && cache->hasNormal) {
@@ -295,6 +448,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
         return out;
       }
       out.newtonSteps += ns.steps;  // (a failed attempt's steps, not in `iterations`)
+      if constexpr (detail::kRollingPair<SA, SB>) {
+        if (overlapByNewton(ns.u, ns.w, ns.pa, ns.lb)) return out;
+      }
     }
   }
   if (cache && cache->valid && cache->size > 0) {
@@ -319,6 +475,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     Vec3 d0 = -t;
     if (!(d0.squaredNorm() > 0)) d0 = -Vec3::UnitX();
     v = supportPair(d0, pa[0], lb[0]);
+    if constexpr (detail::kRollingPair<SA, SB>) {
+      if (overlapByNewton(Vec3(-d0.normalized()), v, Vec3(pa[0]), Vec3(lb[0]))) return out;
+    }
     y[0] = v;
     n = 1;
     sol.size = 1;
@@ -383,6 +542,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     Vec3 sa, sl;
     const Vec3 w = supportPair(dir, sa, sl);      // w = s_A(-v) - s_B(v)
     const Real lowerK = dir.dot(w) / dir.norm();  // the plane dir·x >= dir·w bounds the CSO
+    if constexpr (detail::kRollingPair<SA, SB>) {
+      if (lowerK < 0 && rollingOverlap(Vec3(-dir.normalized()), w, sa, sl, k)) return out;
+    }
     lower = std::max(lower, lowerK);
     const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
     if constexpr (detail::kNewtonPair<SA, SB>) {
