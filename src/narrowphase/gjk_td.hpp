@@ -342,6 +342,16 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     cc.hasFace = false;
   };
 
+  // GJK's cache as a one-point simplex (support points in each body's frame) with a Newton normal:
+  // GJK's next query of the pair starts its Newton finish there.
+  [[maybe_unused]] auto seedGjkCache = [&](const Vec3& sa, const Vec3& lb, const Vec3& nLocal) {
+    cc.gjk.valid = true;
+    cc.gjk.size = 1;
+    cc.gjk.localA[0] = sa;
+    cc.gjk.localB[0] = lb;
+    cc.gjk.hasNormal = true;
+    cc.gjk.normalA() = nLocal;
+  };
   // Smooth pairs answered by newtonOverlap: one support pair is the whole answer. The caches keep
   // it (a 1-point "face" and GJK's Newton normal) so the next step starts there whether the pair
   // still overlaps (Newton again) or has separated (GJK's own Newton warm start).
@@ -367,12 +377,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     cc.faceA[0] = cc.apexA = ns.sa;
     cc.faceB[0] = cc.apexB = ns.lb;
     cc.supportVertexA = cc.supportVertexB = -1;
-    cc.gjk.valid = true;
-    cc.gjk.size = 1;
-    cc.gjk.localA[0] = ns.sa;
-    cc.gjk.localB[0] = ns.lb;
-    cc.gjk.hasNormal = true;
-    cc.gjk.normalA() = ns.n;
+    seedGjkCache(ns.sa, ns.lb, ns.n);
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
   // Newton from a start direction (A's frame, unit); false if it cannot certify. When it ends on a
@@ -389,14 +394,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         return true;
       }
       out.newtonSteps += ns.steps;  // (a failed attempt's steps)
-      if (ns.F <= 0 && ns.w.allFinite()) {
-        cc.gjk.valid = true;
-        cc.gjk.size = 1;
-        cc.gjk.localA[0] = ns.sa;
-        cc.gjk.localB[0] = ns.lb;
-        cc.gjk.hasNormal = true;
-        cc.gjk.normalA() = ns.u;
-      }
+      if (ns.F <= 0 && ns.w.allFinite()) seedGjkCache(ns.sa, ns.lb, ns.u);
     }
     return false;
   };

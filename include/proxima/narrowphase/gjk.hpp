@@ -122,6 +122,29 @@ template <class SA, class SB>
   return r > margin && (w - r * u).squaredNorm() < (r - margin) * (r - margin);
 }
 
+/// One Newton step of F(u) = h_A(u) + h_B'(-u) on the unit sphere at u (A's frame; pa, lb the support
+/// points, w = s_A(u) - s_B'(-u) the gradient): tangent basis t1, t2, gradient (g1, g2) and the step
+/// (d1, d2) solving the 2x2 system of the shapes' support Hessians minus `shift` (F gives the exact
+/// Riemannian Hessian; B's Hessian is read in B's frame). False if that matrix is not positive definite.
+struct SphereStep {
+  Vec3 t1, t2;
+  Real g1 = 0, g2 = 0, d1 = 0, d2 = 0;
+};
+template <class SA, class SB>
+bool sphereNewtonStep(const SA& a, const SB& b, const Mat3& R, const Vec3& u, const Vec3& pa, const Vec3& lb,
+                      const Vec3& w, Real shift, SphereStep& st) {
+  st.t1 = u.unitOrthogonal(), st.t2 = u.cross(st.t1);
+  st.g1 = st.t1.dot(w), st.g2 = st.t2.dot(w);
+  const Vec3 ub = mulMatT(R, Vec3(-u)), b1 = mulMatT(R, st.t1), b2 = mulMatT(R, st.t2);
+  const Real h11 = a.supportHessianForm(u, pa, st.t1, st.t1) + b.supportHessianForm(ub, lb, b1, b1) - shift;
+  const Real h22 = a.supportHessianForm(u, pa, st.t2, st.t2) + b.supportHessianForm(ub, lb, b2, b2) - shift;
+  const Real h12 = a.supportHessianForm(u, pa, st.t1, st.t2) + b.supportHessianForm(ub, lb, b1, b2);
+  const Real det = h11 * h22 - h12 * h12;
+  if (!(h11 > 0 && det > 0)) return false;
+  st.d1 = -(h22 * st.g1 - h12 * st.g2) / det, st.d2 = -(h11 * st.g2 - h12 * st.g1) / det;
+  return true;
+}
+
 /// Newton finish of a separated smooth pair, in A's frame with B at x = R lb + t.
 ///
 /// The distance of separated convex bodies is max over unit u of the separation along u, -F(u), with
@@ -157,16 +180,12 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const GjkOptions& o
     const Real upper = s.w.norm();
     const Real scale = std::sqrt(std::max(s.pa.squaredNorm(), pb.squaredNorm()));
     const Real gap = upper + F;  // upper - lower
-    // Tangent basis, gradient and Hessian of F on the sphere (B's Hessian read in B's frame).
-    const Vec3 t1 = s.u.unitOrthogonal(), t2 = s.u.cross(t1);
-    const Real g1 = t1.dot(s.w), g2 = t2.dot(s.w);
-    const Vec3 ub = mulMatT(R, Vec3(-s.u)), b1 = mulMatT(R, t1), b2 = mulMatT(R, t2);
-    const Real h11 = a.supportHessianForm(s.u, s.pa, t1, t1) + b.supportHessianForm(ub, s.lb, b1, b1) - F;
-    const Real h22 = a.supportHessianForm(s.u, s.pa, t2, t2) + b.supportHessianForm(ub, s.lb, b2, b2) - F;
-    const Real h12 = a.supportHessianForm(s.u, s.pa, t1, t2) + b.supportHessianForm(ub, s.lb, b1, b2);
-    const Real det = h11 * h22 - h12 * h12;
-    if (!(h11 > 0 && det > 0)) return false;
-    Real d1 = -(h22 * g1 - h12 * g2) / det, d2 = -(h11 * g2 - h12 * g1) / det;
+    // Tangent basis, gradient and Hessian of F on the sphere.
+    SphereStep st;
+    if (!sphereNewtonStep(a, b, R, s.u, s.pa, s.lb, s.w, F, st)) return false;
+    const Vec3 &t1 = st.t1, &t2 = st.t2;
+    const Real g1 = st.g1, g2 = st.g2;
+    Real d1 = st.d1, d2 = st.d2;
     // The quadratic model keeps more than half of the projections' overlap F > 0: most likely the
     // bodies overlap, which GJK certifies (Newton cannot).
     if (F > 0 && F + 0.5 * (g1 * d1 + g2 * d2) > 0.5 * F) return false;
@@ -253,18 +272,13 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
     if (classifyOnly && lower > 16 * tol::kEps * scale) return true;
     const bool certified = lower > 0 && F - lower <= relTol * scale;
     if (it == tol::kOverlapNewtonIterations) return certified;
-    const Vec3 t1 = s.u.unitOrthogonal(), t2 = s.u.cross(t1);
-    const Real g1 = t1.dot(s.w), g2 = t2.dot(s.w);
-    const Vec3 ub = mulMatT(R, Vec3(-s.u)), b1 = mulMatT(R, t1), b2 = mulMatT(R, t2);
     // Tangential curvature radii sum to at least r, so the shift min(F, r/2) keeps the model positive
     // definite beyond the balls too (a descent direction; the halving below keeps every step descending).
-    const Real shift = std::min(F, 0.5 * r);
-    const Real h11 = a.supportHessianForm(s.u, s.sa, t1, t1) + b.supportHessianForm(ub, s.lb, b1, b1) - shift;
-    const Real h22 = a.supportHessianForm(s.u, s.sa, t2, t2) + b.supportHessianForm(ub, s.lb, b2, b2) - shift;
-    const Real h12 = a.supportHessianForm(s.u, s.sa, t1, t2) + b.supportHessianForm(ub, s.lb, b1, b2);
-    const Real det = h11 * h22 - h12 * h12;
-    if (!(h11 > 0 && det > 0)) return certified;
-    Real d1 = -(h22 * g1 - h12 * g2) / det, d2 = -(h11 * g2 - h12 * g1) / det;
+    SphereStep st;
+    if (!sphereNewtonStep(a, b, R, s.u, s.sa, s.lb, s.w, std::min(F, 0.5 * r), st)) return certified;
+    const Vec3 &t1 = st.t1, &t2 = st.t2;
+    const Real g1 = st.g1, g2 = st.g2;
+    Real d1 = st.d1, d2 = st.d2;
     if (lower > 0 && F - lower <= tight * scale) {
       // Converged: the depth is F. The normal's error is the remaining step, ~sqrt(F error /
       // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp); the
