@@ -384,5 +384,5 @@ TEST(PackingExamples, LoadBuildPlaceEveryGrainAndReportPacking) {
     EXPECT_GT(m->voidRatio, 0.5) << "deposited bounding spheres leave room to settle";
     EXPECT_EQ(sim.stats().contacts, 0) << entry.path() << ": no initial overlap";
   }
-  EXPECT_EQ(n, 12);
+  EXPECT_EQ(n, 13);
 }
