@@ -265,10 +265,6 @@ inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const 
   lam[2] = 1.0 - lam[0] - lam[1];
 }
 
-/// Smooth pairs with rolling balls (Ellipsoid, and Point with radius 0): gjk.hpp's detail::kRollingPair.
-template <class SA, class SB>
-inline constexpr bool kOverlapNewtonPair = kRollingPair<SA, SB>;
-
 /// GJK followed by GJK-TD on two cores, warm-started from and updating the pair's cache cc. Radii
 /// are handled by the caller.
 template <class SA, class SB>
@@ -384,7 +380,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // direction along which the bodies are apart (F <= 0: separated for certain), GJK's cache gets that
   // direction, so that GJK's own Newton finish starts there.
   [[maybe_unused]] auto tryOverlapNewton = [&](const Vec3& u0, int iterations, int expansions) -> bool {
-    if constexpr (kOverlapNewtonPair<SA, SB>) {
+    if constexpr (kRollingPair<SA, SB>) {
       if (!opt.gjk.smoothNewton || !(u0.squaredNorm() > 0.5)) return false;
       OverlapNewtonState ns;
       ns.u = u0;
@@ -403,7 +399,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // persisting contact with one support pair, and a pair that has just come into contact without
   // GJK's slow certification of a grazing overlap on curved surfaces; a pair still apart costs one
   // support pair more than GJK alone.
-  if constexpr (kOverlapNewtonPair<SA, SB>) {
+  if constexpr (kRollingPair<SA, SB>) {
     if (opt.gjk.smoothNewton) {
       const Vec3 u0 = cc.hasFace                        ? cc.normalLocalA
                       : cc.gjk.valid && cc.gjk.hasNormal ? cc.gjk.normalA()

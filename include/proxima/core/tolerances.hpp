@@ -66,9 +66,10 @@ inline constexpr Real kEpaNewtonStep = 1e-7;
 inline constexpr Real kEpaNewtonDecrease = 4.0 * kEps;
 
 /// Smooth overlapping pairs (ellipsoids, a sphere's point core against an ellipsoid): analytic
-/// Newton on the CSO support function, certified by the rolling-ball bound (gjk_td.hpp,
-/// newtonOverlap) at kEpaRelative, before any polytope is built; at most this many steps (it
-/// typically needs 0-3 warm, 3-6 cold), else the expansion path answers.
+/// Newton on the CSO support function, certified by the rolling-ball bound (gjk.hpp,
+/// detail::newtonOverlap) to kGjkRelative (kEpaRelative at the rounding floor), before any polytope
+/// is built; at most this many steps (it typically needs 0-3 warm, 3-6 cold), else the expansion
+/// path answers.
 inline constexpr int kOverlapNewtonIterations = 24;
 /// ... of which at most this many with the overlap still beyond the rolling balls (uncertifiable).
 inline constexpr int kOverlapNewtonOutsideSteps = 6;

@@ -220,13 +220,14 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const GjkOptions& o
 }
 
 /// Newton on the CSO support function for overlapping smooth pairs, with analytic Hessians and a
-/// certificate, so that no polytope is needed (GJK-TD's own curved finish below needs the polytope
-/// to certify its answer, and the polytope converges only linearly on curved surfaces).
+/// certificate, so that no polytope is needed (GJK-TD's finite-difference curved finish, gjk_td.hpp,
+/// needs the polytope to certify its answer, and the polytope converges only linearly on curved
+/// surfaces).
 ///
 /// The depth of overlapping bodies is min over unit u of F(u) = h_A(u) + h_B'(-u), the CSO's
 /// support function; its gradient is w(u) = s_A(u) - s_B'(-u) and its Hessian on the sphere is
-/// P (H_A + H_B') P - F P (as in detail::newtonDistance, gjk.hpp, which minimises the same F for
-/// separated pairs). Every tangential eigenvalue of H_A is a principal radius of curvature of A, so
+/// P (H_A + H_B') P - F P (as in newtonDistance above, which minimises the same F for separated
+/// pairs). Every tangential eigenvalue of H_A is a principal radius of curvature of A, so
 /// at least A's rolling radius rA: the Hessian is positive definite wherever F < r = rA + rB.
 ///
 /// Certificate (Blaschke's rolling theorem): a ball of radius rA rolls freely inside A, likewise for
@@ -245,10 +246,10 @@ struct OverlapNewtonState {
   int steps = 0;
 };
 
-///
-/// classifyOnly: stop (true) as soon as the origin is inside the rolling ball (lower bound > 0): the
-/// overlap is then certain, which is all a distance query needs (gjkDistance). It also gives up
-/// after 2 steps beyond the balls (GJK certifies deep overlaps in a few iterations).
+/// newtonOverlap runs it from s.u, s.w, s.sa, s.lb. classifyOnly: stop (true) as soon as the origin
+/// is inside the rolling ball (rollingBallContainsOrigin): the overlap is then certain, which is all a
+/// distance query needs (gjkDistance). It also gives up after 2 steps beyond the balls (GJK
+/// certifies deep overlaps in a few iterations).
 template <class SA, class SB, class CsoSupport>
 bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, OverlapNewtonState& s,
                    CsoSupport&& csoSupport, bool classifyOnly = false) {
@@ -269,7 +270,7 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
     const Vec3 pb = s.sa - s.w;
     const Real scale = std::sqrt(std::max(s.sa.squaredNorm(), pb.squaredNorm()));
     const Real lower = r - (s.w - r * s.u).norm();
-    if (classifyOnly && lower > 16 * tol::kEps * scale) return true;
+    if (classifyOnly && rollingBallContainsOrigin(a, b, s.u, s.w, scale)) return true;
     const bool certified = lower > 0 && F - lower <= relTol * scale;
     if (it == tol::kOverlapNewtonIterations) return certified;
     // Tangential curvature radii sum to at least r, so the shift min(F, r/2) keeps the model positive
@@ -416,22 +417,27 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     out.normal = poseA.rotate(ns.normal);  // the Newton direction: accurate even when touching
     if (cache) cache->hasNormal = true, cache->normalA() = ns.normal;
   };
-  // Smooth pairs with rolling balls: the support pair (pa, lb) along u (A -> B, unit), w = pa - pb,
-  // certifies the overlap when the origin is inside the ball of detail::rollingBallContainsOrigin;
-  // the answer is then that single support pair (distance 0, witnesses at its midpoint).
+  // Smooth pairs with rolling balls: an overlap certified by the support pair (sa, sl) along u
+  // (A -> B, unit), w = sa - sb (detail::rollingBallContainsOrigin). The answer is that single
+  // support pair (distance 0, witnesses at its midpoint).
+  [[maybe_unused]] auto finishRollingOverlap = [&](const Vec3& u, const Vec3& w, const Vec3& sa, const Vec3& sl,
+                                                   int iterations) {
+    n = 1;
+    y[0] = w, pa[0] = sa, lb[0] = sl;
+    sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = w, sol.hasDirection = false;
+    out.iterations = iterations;
+    finish(Status::Overlapping, sol);
+    // The next query of the pair tests the ball along u first (warm start below).
+    if (cache) cache->hasNormal = true, cache->normalA() = u;
+  };
+  // The same after testing the ball (GJK's own iterates).
   [[maybe_unused]] auto rollingOverlap = [&](const Vec3& u, const Vec3& w, const Vec3& sa, const Vec3& sl,
                                              int iterations) -> bool {
     if constexpr (detail::kRollingPair<SA, SB>) {
       if (!opt.smoothNewton) return false;
       const Real scale = std::sqrt(std::max(sa.squaredNorm(), (sa - w).squaredNorm()));
       if (!detail::rollingBallContainsOrigin(a, b, u, w, scale)) return false;
-      n = 1;
-      y[0] = w, pa[0] = sa, lb[0] = sl;
-      sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = w, sol.hasDirection = false;
-      out.iterations = iterations;
-      finish(Status::Overlapping, sol);
-      // The next query of the pair tests the ball along u first (warm start below).
-      if (cache) cache->hasNormal = true, cache->normalA() = u;
+      finishRollingOverlap(u, w, sa, sl, iterations);
       return true;
     }
     return false;
@@ -445,8 +451,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       if (!opt.smoothNewton || !(u.dot(w) > 0)) return false;
       detail::OverlapNewtonState ns;
       ns.u = u, ns.w = w, ns.sa = sa, ns.lb = sl;
-      const bool ok = detail::newtonOverlap(a, b, R, tol::kEpaRelative, ns, pairAlong, /*classifyOnly=*/true) &&
-                      rollingOverlap(ns.u, ns.w, ns.sa, ns.lb, ns.steps);
+      const bool ok = detail::newtonOverlap(a, b, R, tol::kEpaRelative, ns, pairAlong, /*classifyOnly=*/true);
+      if (ok) finishRollingOverlap(ns.u, ns.w, ns.sa, ns.lb, ns.steps);
       out.newtonSteps += ns.steps;
       return ok;
     }

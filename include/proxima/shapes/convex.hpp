@@ -103,7 +103,7 @@ struct Ellipsoid {
   /// Radius of the largest ball that rolls freely inside: the smallest principal radius of
   /// curvature, c^2/a at the tips of the longest axis (a the largest, c the smallest semi-axis). By
   /// Blaschke's rolling theorem the ellipsoid is then the union of such balls, each tangent to the
-  /// surface from inside: the penetration certificate of gjk_td.hpp (newtonOverlap) rests on it.
+  /// surface from inside: the overlap certificates of gjk.hpp (detail::newtonOverlap) rest on it.
   [[nodiscard]] Real rollingRadius() const {
     const Real lo = radii.minCoeff(), hi = radii.maxCoeff();
     return hi > 0 ? lo * (lo / hi) : 0;
