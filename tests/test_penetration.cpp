@@ -500,6 +500,87 @@ TEST(PenetrationWarmStart, LargeMotionsSeparationAndRecontact) {
   EXPECT_GT(separated, 300);
 }
 
+// The lean warm start of a persisting polyhedral face contact (PenetrationOptions::leanWarmFace)
+// must reproduce the general warm start bit for bit: every result field and the cache it leaves, on
+// DEM-like trajectories (tiny steps: the lean path answers nearly every query) and on large motions
+// (it must hand over to the general path), for hulls, boxes, flat and needle hulls, far from the origin.
+TEST(PenetrationWarmStart, LeanFaceStartIsBitIdenticalToTheGeneralPath) {
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  long queries = 0, overlapping = 0, lean = 0;
+  auto same = [](const Vec3& x, const Vec3& y) { return x == y || (x.array().isNaN() && y.array().isNaN()).all(); };
+  for (int pair = 0; pair < 40; ++pair) {
+    const int family = pair % 5;
+    const Shape a = family == 3 ? Shape(Box{Vec3(0.6, 0.4, 0.3)})
+                    : family == 4 ? Shape(Polytope::fromPoints(randomCloud(rng, 16, Vec3(1, 1, 1e-3))).value())  // flat
+                                  : Shape(Polytope::fromPoints(randomCloud(rng, 24, Vec3(1, 0.7, 0.5))).value());
+    const Shape b = family == 2 ? Shape(Polytope::fromPoints(randomCloud(rng, 12, Vec3(1, 1e-3, 1e-3))).value())  // needle
+                                : Shape(Polytope::fromPoints(randomCloud(rng, 20, Vec3(0.5, 0.8, 0.6))).value());
+    Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+    const Real turn = pair % 2 ? 0.03 : 2e-5;
+    const Quat sa(Eigen::AngleAxis<Real>(turn, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Quat sb(Eigen::AngleAxis<Real>(turn, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    const Vec3 far = pair % 3 == 0 ? Vec3(1e4, -2e4, 5e3) : Vec3::Zero();
+    // DEM-like pairs start 1e-3 deep (the separation at first touch found by bisection) and move by
+    // ~1e-7 per step; the others swing through deep overlap and separation.
+    Real touch = 0;
+    if (pair % 2 == 0) {
+      Real lo = 0, hi = 4;
+      for (int it = 0; it < 60; ++it) {
+        const Real mid = 0.5 * (lo + hi);
+        (contact(a, at(far, qa), b, at(far + dir * mid, qb)).status == Status::Overlapping ? lo : hi) = mid;
+      }
+      touch = lo;
+    }
+    ContactCache c1, c2;
+    PenetrationOptions on, off;
+    off.leanWarmFace = false;
+    for (int i = 0; i < 200; ++i) {
+      qa = sa * qa, qb = sb * qb;
+      const Real sep = pair % 2 ? 0.9 + 0.5 * std::sin(0.07 * i) : touch - 1e-3 + 1e-7 * i;
+      const Transform pa = at(far, qa), pb = at(far + dir * sep, qb);
+      const ContactResult r1 = contact(a, pa, b, pb, on, &c1);
+      const ContactResult r2 = contact(a, pa, b, pb, off, &c2);
+      ++queries;
+      overlapping += r2.status == Status::Overlapping;
+      lean += r1.polytopeVertices == 4 && r1.expansions == 0 && r1.status == Status::Overlapping;
+      ASSERT_EQ(r1.status, r2.status) << pair << " " << i;
+      ASSERT_TRUE(r1.distance == r2.distance || (std::isnan(r1.distance) && std::isnan(r2.distance))) << pair << " " << i;
+      EXPECT_EQ(r1.depth, r2.depth) << pair << " " << i;
+      EXPECT_EQ(r1.lowerBound, r2.lowerBound) << pair << " " << i;
+      EXPECT_TRUE(same(r1.normal, r2.normal) && same(r1.witnessA, r2.witnessA) && same(r1.witnessB, r2.witnessB) &&
+                  same(r1.contactPoint, r2.contactPoint))
+          << pair << " " << i;
+      EXPECT_EQ(r1.iterations, r2.iterations) << pair << " " << i;
+      EXPECT_EQ(r1.expansions, r2.expansions) << pair << " " << i;
+      EXPECT_EQ(r1.polytopeVertices, r2.polytopeVertices) << pair << " " << i;
+      ASSERT_EQ(r1.simplexSize, r2.simplexSize) << pair << " " << i;
+      for (int k = 0; k < r1.simplexSize; ++k)
+        EXPECT_TRUE(same(r1.simplexA[k], r2.simplexA[k]) && same(r1.simplexB[k], r2.simplexB[k]) &&
+                    r1.lambda[k] == r2.lambda[k])
+            << pair << " " << i;
+      ASSERT_EQ(r1.contactCount, r2.contactCount) << pair << " " << i;
+      for (int k = 0; k < r1.contactCount; ++k)
+        EXPECT_TRUE(same(r1.contacts[k].point, r2.contacts[k].point) && r1.contacts[k].depth == r2.contacts[k].depth)
+            << pair << " " << i;
+      // The caches drive the next query: they must agree too.
+      ASSERT_EQ(c1.hasFace, c2.hasFace) << pair << " " << i;
+      ASSERT_EQ(c1.faceSize, c2.faceSize) << pair << " " << i;
+      EXPECT_TRUE(same(c1.normalLocalA, c2.normalLocalA) && same(c1.apexA, c2.apexA) && same(c1.apexB, c2.apexB))
+          << pair << " " << i;
+      for (int k = 0; k < c1.faceSize; ++k)
+        EXPECT_TRUE(same(c1.faceA[k], c2.faceA[k]) && same(c1.faceB[k], c2.faceB[k])) << pair << " " << i;
+      EXPECT_EQ(c1.supportVertexA, c2.supportVertexA) << pair << " " << i;
+      EXPECT_EQ(c1.supportVertexB, c2.supportVertexB) << pair << " " << i;
+    }
+  }
+  std::printf("[ lean    ] %ld queries, %ld overlapping, %ld answered by the lean face start\n", queries, overlapping,
+              lean);
+  EXPECT_GT(overlapping, 3000);
+  EXPECT_GT(lean, 1500);
+}
+
 TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   // Ellipsoids with equal radii are spheres, but on the curved path (no point core): depth must
   // still come out accurate.

@@ -409,6 +409,150 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     }
   }
 
+  // --- Persisting face contact of two polyhedral cores (every DEM step of a resting pair): the lean
+  // form of the warm start below. Same points, same arithmetic, same certificate, same result bits
+  // (tests compare the two bit for bit), without building the expanding polytope: the cached face and
+  // apex make a tetrahedron; when it strictly contains the origin (exact signs), its base is its
+  // closest face, and the support point along the base's normal does not lie beyond the base by
+  // more than the tolerance, the base is the answer with no expansion, which is what the general
+  // path concludes in that case. Anything else (a side face closer, the origin outside, a sliver base
+  // that needs the long-double re-fit) falls through to the general path with the hints restored.
+  if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
+    if (opt.leanWarmFace && cc.hasFace && cc.faceSize == 3) {
+      struct LeanFace {
+        int v[3];
+        Vec3 cross, crossAbs, n;
+        Real d;
+      };
+      Vec3 y[5], pa[5], lb[5];
+      Real scale2 = 0;
+      for (int i = 0; i < 4; ++i) {
+        pa[i] = i < 3 ? cc.faceA[i] : cc.apexA;
+        lb[i] = i < 3 ? cc.faceB[i] : cc.apexB;
+        y[i] = pa[i] - toA(lb[i]);
+        scale2 = std::max(scale2, y[i].squaredNorm());
+      }
+      // ExpandingPolytope::makeFace's arithmetic, face by face.
+      auto makeFace = [&](LeanFace& g, int i0, int i1, int i2) {
+        g.v[0] = i0, g.v[1] = i1, g.v[2] = i2;
+        const Vec3 u = y[i1] - y[i0], v = y[i2] - y[i0];
+        Vec3 n = u.cross(v);
+        g.cross = n;
+        g.crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()),
+                          std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
+                          std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
+        const Real len = n.norm();
+        if (!(len > 0 && std::isfinite(len))) return false;
+        n /= len;
+        g.n = n;
+        g.d = (n.dot(y[i0]) + n.dot(y[i1]) + n.dot(y[i2])) / 3.0;
+        return true;
+      };
+      // ExpandingPolytope::originBelow / sees: the filter on the cached cross product, then exact.
+      auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) {  // sign of cross·w, q = w + y[v0]
+        const Real det = g.cross.dot(w);
+        const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
+        if (det > bound) return 1;
+        if (det < -bound) return -1;
+        return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], q);
+      };
+      const Vec3 nf = (y[1] - y[0]).cross(y[2] - y[0]);
+      const int orientation = nf.squaredNorm() > 0 ? exactOrient3d(y[0], y[1], y[2], y[3]) : 0;
+      LeanFace F[4];
+      bool ok = orientation != 0;
+      if (ok) {
+        int i1 = 1, i2 = 2;
+        if (orientation > 0) std::swap(i1, i2);  // as buildTetrahedron: base normal away from the apex
+        ok = makeFace(F[0], 0, i1, i2) && makeFace(F[1], 0, 3, i1) && makeFace(F[2], i1, 3, i2) &&
+             makeFace(F[3], i2, 3, 0);
+      }
+      for (int k = 0; k < 4 && ok; ++k) ok = below(F[k], Vec3(-y[F[k].v[0]]), Vec3::Zero()) < 0;
+      // closestFace(): the first face with the smallest plane distance must be the base.
+      for (int k = 1; k < 4 && ok; ++k) ok = !(F[k].d < F[0].d);
+      const SupportHint hintA0 = hintA, hintB0 = hintB;
+      if (ok) {
+        const Vec3 n = F[0].n;
+        Vec3 sa, sb;
+        y[4] = csoSupport(n, sa, sb);
+        pa[4] = sa, lb[4] = sb;
+        ok = y[4].allFinite();
+        if (ok) {
+          scale2 = std::max(scale2, y[4].squaredNorm());
+          const Real h = n.dot(y[4]);
+          bool dup = false;
+          for (int i = 0; i < 4; ++i) dup = dup || y[i] == y[4];
+          bool seen = false;
+          if (!dup && h - F[0].d > opt.relTolerance * std::sqrt(scale2)) {
+            const bool onFace = y[4] == y[F[0].v[0]] || y[4] == y[F[0].v[1]] || y[4] == y[F[0].v[2]];
+            seen = !onFace && below(F[0], Vec3(y[4] - y[F[0].v[0]]), y[4]) > 0;
+          }
+          // Accepted (no expansion). A sliver base takes the general path's long-double re-fit.
+          const LeanFace& A = F[0];
+          const Vec3 e0 = y[A.v[1]] - y[A.v[0]], e1 = y[A.v[2]] - y[A.v[1]], e2 = y[A.v[0]] - y[A.v[2]];
+          const Real longest2 = std::max({e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm()});
+          ok = !seen && A.cross.norm() >= 0.05 * longest2;
+          if (ok) {
+            const Real sc = std::sqrt(scale2);
+            // Coplanar faces of one facet: the one whose triangle holds the origin's projection.
+            int best = 0;
+            Real worst = -std::numeric_limits<Real>::infinity();
+            for (int k = 0; k < 4; ++k) {
+              const LeanFace& g = F[k];
+              if (!(g.d <= A.d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
+              Real l[3];
+              faceBarycentrics(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.n, g.d * g.n, l);
+              const Real m = std::min({l[0], l[1], l[2]});
+              if (m > worst) worst = m, best = k;
+            }
+            const LeanFace& G = F[best];
+            Real lam[3];
+            faceBarycentrics(y[G.v[0]], y[G.v[1]], y[G.v[2]], G.n, G.d * G.n, lam);
+            Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
+            Vec3 pbA[3];
+            for (int i = 0; i < 3; ++i) {
+              pbA[i] = toA(lb[G.v[i]]);
+              za += lam[i] * pa[G.v[i]];
+              zb += lam[i] * pbA[i];
+            }
+            Real d = h;
+            if (d < 0) d = 0;
+            out.status = Status::Overlapping;
+            out.distance = -d;
+            out.depth = d;
+            out.normal = poseA.rotate(n);
+            out.witnessA = poseA.apply(za);
+            out.witnessB = poseA.apply(zb);
+            out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+            out.lowerBound = -d;
+            out.iterations = 0;
+            out.expansions = 0;
+            out.polytopeVertices = 4;
+            out.simplexSize = 3;
+            for (int i = 0; i < 3; ++i) {
+              out.simplexA[i] = poseA.apply(pa[G.v[i]]);
+              out.simplexB[i] = poseA.apply(pbA[i]);
+              out.lambda[i] = lam[i];
+            }
+            out.lambda[3] = 0;
+            cc.supportVertexA = hintA.vertex, cc.supportVertexB = hintB.vertex;
+            // rememberFace(best, n)
+            cc.hasFace = true;
+            cc.normalLocalA = n;
+            cc.faceSize = 3;
+            for (int i = 0; i < 3; ++i) cc.faceA[i] = pa[G.v[i]], cc.faceB[i] = lb[G.v[i]];
+            int apex = 0;
+            for (int i = 1; i < 4; ++i)
+              if (n.dot(y[i]) < n.dot(y[apex])) apex = i;
+            cc.apexA = pa[apex], cc.apexB = lb[apex];
+            cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+            return out;
+          }
+        }
+      }
+      hintA = hintA0, hintB = hintB0;
+    }
+  }
+
   // --- Warm start (DEM time steps): the previous closest face, re-evaluated under the current
   // poses, plus the support point opposite to it form a tetrahedron inside the CSO. If it strictly
   // contains the origin (exact orientation tests) the bodies overlap for certain: GJK is skipped and

@@ -59,6 +59,10 @@ struct PenetrationOptions {
   /// with orthonormal rotations (the DEM engine validates its shapes once and checks every pose once
   /// per step instead of once per pair).
   bool trustedInput = false;
+  /// Polyhedral pairs in a persisting face contact take the lean warm start (gjk_td.hpp): the same
+  /// certificate and result bits as the general warm start without building the expanding polytope.
+  /// Off only to compare the two (tests).
+  bool leanWarmFace = true;
 };
 
 /// Per-pair warm-start data across time steps: GJK's simplex plus the previous contact normal and
