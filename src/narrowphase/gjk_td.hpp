@@ -19,6 +19,7 @@
 #include <cmath>
 #include <limits>
 
+#include "box_box.hpp"
 #include "cores.hpp"
 #include "proxima/core/predicates.hpp"
 #include "proxima/narrowphase/gjk.hpp"
@@ -277,6 +278,26 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
   const Vec3 t = mulMatT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
   SupportHint hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
+
+  // Two overlapping boxes: the separating-axis minimum is the depth (box_box.hpp), no polytope.
+  if constexpr (std::is_same_v<SA, Box> && std::is_same_v<SB, Box>) {
+    BoxBoxSat sat;
+    if (opt.boxBoxSat && boxBoxSat(a.halfExtents, b.halfExtents, R, t, sat)) {
+      out.status = Status::Overlapping;
+      out.distance = -sat.depth;
+      out.depth = sat.depth;
+      out.lowerBound = -sat.depth;
+      out.normal = poseA.rotate(sat.normal);
+      out.witnessA = poseA.apply(sat.za);
+      out.witnessB = poseA.apply(sat.zb);
+      out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+      out.simplexSize = 1;
+      out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
+      cc.hasFace = false;
+      cc.supportVertexA = cc.supportVertexB = -1;
+      return out;
+    }
+  }
 
   ExpandingPolytope& P = scratchPolytope();
   P.reset();

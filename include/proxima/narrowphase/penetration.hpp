@@ -63,6 +63,9 @@ struct PenetrationOptions {
   /// certificate and result bits as the general warm start without building the expanding polytope.
   /// Off only to compare the two (tests).
   bool leanWarmFace = true;
+  /// Two overlapping boxes: the separating-axis test over their 15 candidate axes gives the depth
+  /// directly (box_box.hpp); pairs it cannot settle, and separated pairs, take GJK / GJK-TD.
+  bool boxBoxSat = true;
 };
 
 /// Per-pair warm-start data across time steps: GJK's simplex plus the previous contact normal and
