@@ -123,18 +123,25 @@ inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3&
   // (faces give the manifold a reference face; at a tie both are the depth).
   const Real scale = ha.norm() + hb.norm() + t.norm();
   const Real faceBest = best;
+  // The overlap along l is ov / |l| with ov = ha·|l| + hb·|r^T l| - |l·t|: compared as ov < best |l|,
+  // so the only division is the winner's. (r^T l)_j = 0 exactly: the same two products cancel.
   for (int i = 0; i < 3; ++i) {
     const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
     for (int j = 0; j < 3; ++j) {
-      Vec3 l = Vec3::Zero();
-      l[i1] = -r(i2, j);
-      l[i2] = r(i1, j);
-      const Real len2 = l.squaredNorm();
+      const Real l1 = -r(i2, j), l2 = r(i1, j);
+      const Real len2 = l1 * l1 + l2 * l2;
       if (!(len2 > 1e-280)) continue;  // parallel edges: no edge-edge face
-      l /= std::sqrt(len2);
-      const Real ov = ha.dot(l.cwiseAbs()) + hb.dot((r.transpose() * l).cwiseAbs()) - std::abs(l.dot(t));
+      Real rb = 0;
+      for (int m = 0; m < 3; ++m)
+        if (m != j) rb += hb[m] * std::abs(r(i1, m) * l1 + r(i2, m) * l2);
+      const Real ov = ha[i1] * std::abs(l1) + ha[i2] * std::abs(l2) + rb - std::abs(l1 * t[i1] + l2 * t[i2]);
       if (!(ov > 0)) return false;
-      if (ov < best && ov < faceBest - 1e-13 * scale) best = ov, kind = 2, bi = i, bj = j, bestAxis = l;
+      const Real len = std::sqrt(len2);
+      if (ov < best * len && ov < (faceBest - 1e-13 * scale) * len) {
+        best = ov / len, kind = 2, bi = i, bj = j;
+        bestAxis = Vec3::Zero();
+        bestAxis[i1] = l1 / len, bestAxis[i2] = l2 / len;
+      }
     }
   }
   if (kind < 0) return false;
