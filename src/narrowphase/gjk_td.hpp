@@ -278,21 +278,49 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
   const Vec3 t = mulMatT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
   SupportHint hintA = cc.gjk.hintA, hintB = cc.gjk.hintB;
+  // A one-point overlap answer: depth along nLocal, witnesses za on A and zb on B (all in A's frame).
+  auto answerOnePoint = [&](Real depth, const Vec3& nLocal, const Vec3& za, const Vec3& zb) {
+    out.status = Status::Overlapping;
+    out.distance = -depth;
+    out.depth = depth;
+    out.lowerBound = -depth;
+    out.normal = poseA.rotate(nLocal);
+    out.witnessA = poseA.apply(za);
+    out.witnessB = poseA.apply(zb);
+    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    out.simplexSize = 1;
+    out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
+  };
+
+  // A face answer: the origin's projection on the triangle paF[i] - pbA[i] (barycentrics lam), depth d
+  // along nLocal; all in A's frame. lowerBound is the caller's.
+  auto answerOnFace = [&](Status st, Real d, const Vec3& nLocal, const Vec3* paF, const Vec3* pbA, const Real* lam) {
+    Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
+    for (int i = 0; i < 3; ++i) {
+      za += lam[i] * paF[i];
+      zb += lam[i] * pbA[i];
+    }
+    out.status = st;
+    out.distance = -d;
+    out.depth = d;
+    out.normal = poseA.rotate(nLocal);
+    out.witnessA = poseA.apply(za);
+    out.witnessB = poseA.apply(zb);
+    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    out.simplexSize = 3;
+    for (int i = 0; i < 3; ++i) {
+      out.simplexA[i] = poseA.apply(paF[i]);
+      out.simplexB[i] = poseA.apply(pbA[i]);
+      out.lambda[i] = lam[i];
+    }
+    out.lambda[3] = 0;
+  };
 
   // Two overlapping boxes: the separating-axis minimum is the depth (box_box.hpp), no polytope.
   if constexpr (std::is_same_v<SA, Box> && std::is_same_v<SB, Box>) {
     BoxBoxSat sat;
     if (opt.boxBoxSat && boxBoxSat(a.halfExtents, b.halfExtents, R, t, sat)) {
-      out.status = Status::Overlapping;
-      out.distance = -sat.depth;
-      out.depth = sat.depth;
-      out.lowerBound = -sat.depth;
-      out.normal = poseA.rotate(sat.normal);
-      out.witnessA = poseA.apply(sat.za);
-      out.witnessB = poseA.apply(sat.zb);
-      out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
-      out.simplexSize = 1;
-      out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
+      answerOnePoint(sat.depth, sat.normal, sat.za, sat.zb);
       cc.hasFace = false;
       cc.supportVertexA = cc.supportVertexB = -1;
       return out;
@@ -373,21 +401,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // it (a 1-point "face" and GJK's Newton normal) so the next step starts there whether the pair
   // still overlaps (Newton again) or has separated (GJK's own Newton warm start).
   [[maybe_unused]] auto acceptOverlap = [&](const OverlapNewtonState& ns, int iterations, int expansions) {
-    const Vec3 pb = toA(ns.lb);
-    out.status = Status::Overlapping;
-    out.distance = -ns.F;
-    out.depth = ns.F;
-    out.lowerBound = -ns.F;
-    out.normal = poseA.rotate(ns.n);
-    out.witnessA = poseA.apply(ns.sa);
-    out.witnessB = poseA.apply(pb);
-    out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    answerOnePoint(ns.F, ns.n, ns.sa, toA(ns.lb));
     out.iterations = iterations + ns.steps;
     out.newtonSteps = ns.steps;
     out.expansions = expansions;
     out.polytopeVertices = P.nv;
-    out.simplexSize = 1;
-    out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
     cc.hasFace = true;
     cc.normalLocalA = ns.n;
     cc.faceSize = 1;
@@ -528,33 +546,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             const LeanFace& G = F[best];
             Real lam[3];
             faceBarycentrics(y[G.v[0]], y[G.v[1]], y[G.v[2]], G.n, G.d * G.n, lam);
-            Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
-            Vec3 pbA[3];
-            for (int i = 0; i < 3; ++i) {
-              pbA[i] = toA(lb[G.v[i]]);
-              za += lam[i] * pa[G.v[i]];
-              zb += lam[i] * pbA[i];
-            }
-            Real d = h;
-            if (d < 0) d = 0;
-            out.status = Status::Overlapping;
-            out.distance = -d;
-            out.depth = d;
-            out.normal = poseA.rotate(n);
-            out.witnessA = poseA.apply(za);
-            out.witnessB = poseA.apply(zb);
-            out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+            Vec3 paF[3], pbA[3];
+            for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = toA(lb[G.v[i]]);
+            const Real d = h < 0 ? 0 : h;
+            answerOnFace(Status::Overlapping, d, n, paF, pbA, lam);
             out.lowerBound = -d;
             out.iterations = 0;
             out.expansions = 0;
             out.polytopeVertices = 4;
-            out.simplexSize = 3;
-            for (int i = 0; i < 3; ++i) {
-              out.simplexA[i] = poseA.apply(pa[G.v[i]]);
-              out.simplexB[i] = poseA.apply(pbA[i]);
-              out.lambda[i] = lam[i];
-            }
-            out.lambda[3] = 0;
             cc.supportVertexA = hintA.vertex, cc.supportVertexB = hintB.vertex;
             // rememberFace(best, n)
             cc.hasFace = true;
@@ -850,19 +849,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         }
       }
       if (converged && h <= upper) {
-        out.status = Status::Overlapping;
-        out.distance = -h;
-        out.depth = h;
-        out.lowerBound = -h;
-        out.normal = poseA.rotate(nn);
-        out.witnessA = poseA.apply(sa);
-        out.witnessB = poseA.apply(toA(lb));
-        out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+        answerOnePoint(h, nn, sa, toA(lb));
         out.iterations = gjkIterations + expansions;
         out.expansions = expansions;
         out.polytopeVertices = P.nv;
-        out.simplexSize = 1;
-        out.simplexA[0] = out.witnessA, out.simplexB[0] = out.witnessB, out.lambda[0] = 1;
         rememberFace(face, nn);
         return out;
       }
@@ -954,13 +944,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   }
   const auto& G = P.f[best];
   faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);
-  Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
-  Vec3 pbA[3];  // B's support points of the face, in A's frame
-  for (int i = 0; i < 3; ++i) {
-    pbA[i] = toA(P.lb[G.v[i]]);
-    za += lam[i] * P.pa[G.v[i]];
-    zb += lam[i] * pbA[i];
-  }
+  Vec3 paF[3], pbA[3];  // the face's support points on A and B, A's frame
+  for (int i = 0; i < 3; ++i) paF[i] = P.pa[G.v[i]], pbA[i] = toA(P.lb[G.v[i]]);
   if (status == Status::MaxIterations) {
     // Report the feasible (upper) value along the best normal; the plane distance stays a bound.
     if (std::isfinite(upper)) {
@@ -969,24 +954,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     }
   }
   if (d < 0) d = 0;  // the origin on (or by rounding just outside) the polytope: touching
-  out.status = status;
-  out.distance = -d;
-  out.depth = d;
-  out.normal = poseA.rotate(n);
-  out.witnessA = poseA.apply(za);
-  out.witnessB = poseA.apply(zb);
-  out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+  answerOnFace(status, d, n, paF, pbA, lam);
   if (status == Status::Overlapping) out.lowerBound = -d;
   out.iterations = gjkIterations + expansions;
   out.expansions = expansions;
   out.polytopeVertices = P.nv;
-  out.simplexSize = 3;
-  for (int i = 0; i < 3; ++i) {
-    out.simplexA[i] = poseA.apply(P.pa[G.v[i]]);
-    out.simplexB[i] = poseA.apply(pbA[i]);
-    out.lambda[i] = lam[i];
-  }
-  out.lambda[3] = 0;
   rememberFace(best, n);
   return out;
 }
