@@ -78,14 +78,17 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
     f.align = std::abs(d[k]);
     const int i = (k + 1) % 3, j = (k + 2) % 3;
     const Vec3& h = c.halfExtents;
-    const Real si[4] = {1, -1, -1, 1}, sj[4] = {1, 1, -1, -1};
+    // Counter-clockwise about the outward normal s·e_k (e_i x e_j = e_k), from the (+, +) corner:
+    // the order orderAround would sort them into, without the sort.
+    const Real a[4] = {1, -1, -1, 1}, b[4] = {1, 1, -1, -1};
+    const Real* si = s > 0 ? a : b;
+    const Real* sj = s > 0 ? b : a;
     for (int q = 0; q < 4; ++q) {
       Vec3 p;
       p[k] = s * h[k], p[i] = si[q] * h[i], p[j] = sj[q] * h[j];
       f.p[q] = p;
     }
     f.n = 4;
-    orderAround(f, f.normal);
   } else if constexpr (std::is_same_v<C, Triangle> || std::is_same_v<C, Tetrahedron>) {
     constexpr int nv = std::is_same_v<C, Triangle> ? 3 : 4;
     const Vec3* v = c.v;
