@@ -213,6 +213,16 @@ TEST(GjkSmoothNewton, SphereAgainstEllipsoid) {
 
 namespace {
 
+// A random pose near the origin and a second one whose centre is within `spread` (per axis) of the
+// first, both randomly rotated.
+std::pair<Transform, Transform> posesNear(std::mt19937_64& rng, Real spread) {
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const Transform pa(test::randomRotation(rng).toRotationMatrix(), Vec3(u(rng), u(rng), u(rng)));
+  const Transform pb(test::randomRotation(rng).toRotationMatrix(),
+                     Vec3(pa.translation + Vec3(u(rng), u(rng), u(rng)) * spread));
+  return {pa, pb};
+}
+
 PenetrationOptions expansionOnly() {
   PenetrationOptions o;
   o.gjk.smoothNewton = false;
@@ -274,9 +284,7 @@ TEST(OverlapNewton, AgreesWithTheExpansionPathOnRandomPairs) {
   for (int k = 0; k < 1500; ++k) {
     const Shape& a = shapes[k % 5];
     const Shape& b = shapes[(k / 5) % 5];
-    const Transform pa(test::randomRotation(rng).toRotationMatrix(), Vec3(u(rng), u(rng), u(rng)));
-    const Transform pb(test::randomRotation(rng).toRotationMatrix(),
-                       Vec3(pa.translation + Vec3(u(rng), u(rng), u(rng)) * 1.2));
+    const auto [pa, pb] = posesNear(rng, 1.2);
     const ContactResult r = contact(a, pa, b, pb);
     const ContactResult s = contact(a, pa, b, pb, expansionOnly());
     ASSERT_EQ(r.status, s.status) << k;
@@ -405,7 +413,6 @@ TEST(GjkSmoothNewton, RollingBallCertifiesOverlapFromOneSupportPair) {
   // classification must equal plain GJK's on random pairs from deep overlap to apart, including
   // grazing ones (known overlaps of 1e-12 .. 1e-3), and deep overlaps must end at once.
   std::mt19937_64 rng(95);
-  std::uniform_real_distribution<Real> uni(-1, 1);
   const Shape shapes[] = {Shape(Ellipsoid{Vec3(1, 0.6, 0.3)}), Shape(Ellipsoid{Vec3(0.8, 0.5, 0.4)}),
                           Shape(Sphere{0.4}), Shape(Ellipsoid{Vec3(2, 0.2, 0.2)})};
   GjkOptions plain;
@@ -415,9 +422,7 @@ TEST(GjkSmoothNewton, RollingBallCertifiesOverlapFromOneSupportPair) {
   for (int k = 0; k < 4000; ++k) {
     const Shape& a = shapes[k % 4];
     const Shape& b = shapes[(k / 4) % 4];
-    const Transform pa(test::randomRotation(rng).toRotationMatrix(), Vec3(uni(rng), uni(rng), uni(rng)));
-    const Transform pb(test::randomRotation(rng).toRotationMatrix(),
-                       Vec3(pa.translation + Vec3(uni(rng), uni(rng), uni(rng)) * 1.5));
+    const auto [pa, pb] = posesNear(rng, 1.5);
     const DistanceResult r = distance(a, pa, b, pb);
     const DistanceResult s = distance(a, pa, b, pb, plain);
     ASSERT_EQ(r.status, s.status) << k;

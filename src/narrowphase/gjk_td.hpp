@@ -27,6 +27,32 @@
 
 namespace proxima::detail {
 
+/// Plane of triangle (y0, y1, y2): its cross product (y1 - y0) x (y2 - y0) as rounded and the
+/// magnitude terms of the orient3d filter, the unit normal and the plane distance from the origin
+/// (the mean over the vertices: least cancellation). False when the normal is zero or not finite.
+inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs, Vec3& n, Real& d) {
+  const Vec3 u = y1 - y0, v = y2 - y0;
+  cross = u.cross(v);
+  crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
+                  std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
+  const Real len = cross.norm();
+  if (!(len > 0 && std::isfinite(len))) return false;
+  n = cross / len;
+  d = (n.dot(y0) + n.dot(y1) + n.dot(y2)) / 3.0;
+  return true;
+}
+
+/// Sign of orient3d(y0, y1, y2, q) from the face's cached cross product (w = q - y0): the filter
+/// first, the exact predicate only when it is uncertain.
+inline int faceOrient(const Vec3& cross, const Vec3& crossAbs, const Vec3& y0, const Vec3& y1, const Vec3& y2,
+                      const Vec3& q, const Vec3& w) {
+  const Real det = cross.dot(w);
+  const Real bound = 16.0 * tol::kEps * crossAbs.dot(w.cwiseAbs());
+  if (det > bound) return 1;
+  if (det < -bound) return -1;
+  return exactOrient3d(y0, y1, y2, q);
+}
+
 /// Convex polytope inside the CSO A - B, grown by support points (beneath-beyond insertion with
 /// exact visibility). Fixed capacity: no allocation per query.
 class ExpandingPolytope {
@@ -92,12 +118,7 @@ class ExpandingPolytope {
     const Face& g = f[k];
     // A vertex of the face itself lies on its plane (common: supports repeat at convergence).
     if (y[vertex] == y[g.v[0]] || y[vertex] == y[g.v[1]] || y[vertex] == y[g.v[2]]) return false;
-    const Vec3 w = y[vertex] - y[g.v[0]];
-    const Real det = g.cross.dot(w);
-    const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
-    if (det > bound) return true;
-    if (det < -bound) return false;
-    return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], y[vertex]) > 0;
+    return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], y[vertex], Vec3(y[vertex] - y[g.v[0]])) > 0;
   }
 
   /// Tetrahedron from four affinely independent vertices (any orientation).
@@ -121,12 +142,7 @@ class ExpandingPolytope {
   /// The origin lies strictly inside face k's half-space (exact; the filter of sees() first).
   [[nodiscard]] bool originBelow(int k) const {
     const Face& g = f[k];
-    const Vec3 w = -y[g.v[0]];
-    const Real det = g.cross.dot(w);
-    const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
-    if (det > bound) return false;
-    if (det < -bound) return true;
-    return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], Vec3::Zero()) < 0;
+    return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], Vec3::Zero(), Vec3(-y[g.v[0]])) < 0;
   }
 
   /// Index of a face that vertex sees strictly, or -1 (vertex inside or on the polytope).
@@ -234,19 +250,7 @@ class ExpandingPolytope {
     g.v[0] = a, g.v[1] = b, g.v[2] = c;
     g.adj[0] = g.adj[1] = g.adj[2] = -1;
     g.alive = true;
-    const Vec3 u = y[b] - y[a], v = y[c] - y[a];
-    Vec3 n = u.cross(v);
-    g.cross = n;
-    g.crossAbs =
-        Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
-             std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
-    const Real len = n.norm();
-    if (len > 0 && std::isfinite(len)) {
-      n /= len;
-      g.n = n;
-      // Plane distance from the vertex nearest the origin (least cancellation).
-      g.d = (n.dot(y[a]) + n.dot(y[b]) + n.dot(y[c])) / 3.0;
-    } else {
+    if (!facePlane(y[a], y[b], y[c], g.cross, g.crossAbs, g.n, g.d)) {
       g.n = Vec3::Zero();
       g.d = std::numeric_limits<Real>::infinity();  // zero-area in floating point: never chosen
     }
@@ -358,16 +362,18 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   };
   // Remembers the closest face (support points in each body's frame) and the normal for the next
   // query of this pair.
-  auto rememberFace = [&](int k, const Vec3& nLocal) {
+  // (points: CSO points y, A's support points pa and B's lb of a polytope of nv vertices; face: the
+  // indices of the closest face)
+  auto rememberFace = [&](const int* face, const Vec3* y, const Vec3* pa, const Vec3* lb, int nv, const Vec3& nLocal) {
     cc.hasFace = true;
     cc.normalLocalA = nLocal;
     cc.faceSize = 3;
-    for (int i = 0; i < 3; ++i) cc.faceA[i] = P.pa[P.f[k].v[i]], cc.faceB[i] = P.lb[P.f[k].v[i]];
+    for (int i = 0; i < 3; ++i) cc.faceA[i] = pa[face[i]], cc.faceB[i] = lb[face[i]];
     // The polytope's vertex deepest along -n: next step's apex of the warm tetrahedron.
     int apex = 0;
-    for (int i = 1; i < P.nv; ++i)
-      if (nLocal.dot(P.y[i]) < nLocal.dot(P.y[apex])) apex = i;
-    cc.apexA = P.pa[apex], cc.apexB = P.lb[apex];
+    for (int i = 1; i < nv; ++i)
+      if (nLocal.dot(y[i]) < nLocal.dot(y[apex])) apex = i;
+    cc.apexA = pa[apex], cc.apexB = lb[apex];
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
   // fail / touching write `out`; every exit then returns `out` by name, so it is constructed in
@@ -471,29 +477,13 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         y[i] = pa[i] - toA(lb[i]);
         scale2 = std::max(scale2, y[i].squaredNorm());
       }
-      // ExpandingPolytope::makeFace's arithmetic, face by face.
       auto makeFace = [&](LeanFace& g, int i0, int i1, int i2) {
         g.v[0] = i0, g.v[1] = i1, g.v[2] = i2;
-        const Vec3 u = y[i1] - y[i0], v = y[i2] - y[i0];
-        Vec3 n = u.cross(v);
-        g.cross = n;
-        g.crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()),
-                          std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
-                          std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
-        const Real len = n.norm();
-        if (!(len > 0 && std::isfinite(len))) return false;
-        n /= len;
-        g.n = n;
-        g.d = (n.dot(y[i0]) + n.dot(y[i1]) + n.dot(y[i2])) / 3.0;
-        return true;
+        return facePlane(y[i0], y[i1], y[i2], g.cross, g.crossAbs, g.n, g.d);
       };
-      // ExpandingPolytope::originBelow / sees: the filter on the cached cross product, then exact.
-      auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) {  // sign of cross·w, q = w + y[v0]
-        const Real det = g.cross.dot(w);
-        const Real bound = 16.0 * tol::kEps * g.crossAbs.dot(w.cwiseAbs());
-        if (det > bound) return 1;
-        if (det < -bound) return -1;
-        return exactOrient3d(y[g.v[0]], y[g.v[1]], y[g.v[2]], q);
+      // ExpandingPolytope::originBelow / sees: sign of orient3d(face, q), w = q - y[v0].
+      auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) {
+        return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, w);
       };
       const Vec3 nf = (y[1] - y[0]).cross(y[2] - y[0]);
       const int orientation = nf.squaredNorm() > 0 ? exactOrient3d(y[0], y[1], y[2], y[3]) : 0;
@@ -521,10 +511,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           bool dup = false;
           for (int i = 0; i < 4; ++i) dup = dup || y[i] == y[4];
           bool seen = false;
-          if (!dup && h - F[0].d > opt.relTolerance * std::sqrt(scale2)) {
-            const bool onFace = y[4] == y[F[0].v[0]] || y[4] == y[F[0].v[1]] || y[4] == y[F[0].v[2]];
-            seen = !onFace && below(F[0], Vec3(y[4] - y[F[0].v[0]]), y[4]) > 0;
-          }
+          // (a face vertex is one of y[0..3]: `dup` covers sees()'s on-the-face case)
+          if (!dup && h - F[0].d > opt.relTolerance * std::sqrt(scale2))
+            seen = below(F[0], Vec3(y[4] - y[F[0].v[0]]), y[4]) > 0;
           // Accepted (no expansion). A sliver base takes the general path's long-double re-fit.
           const LeanFace& A = F[0];
           const Vec3 e0 = y[A.v[1]] - y[A.v[0]], e1 = y[A.v[2]] - y[A.v[1]], e2 = y[A.v[0]] - y[A.v[2]];
@@ -555,16 +544,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             out.expansions = 0;
             out.polytopeVertices = 4;
             cc.supportVertexA = hintA.vertex, cc.supportVertexB = hintB.vertex;
-            // rememberFace(best, n)
-            cc.hasFace = true;
-            cc.normalLocalA = n;
-            cc.faceSize = 3;
-            for (int i = 0; i < 3; ++i) cc.faceA[i] = pa[G.v[i]], cc.faceB[i] = lb[G.v[i]];
-            int apex = 0;
-            for (int i = 1; i < 4; ++i)
-              if (n.dot(y[i]) < n.dot(y[apex])) apex = i;
-            cc.apexA = pa[apex], cc.apexB = lb[apex];
-            cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+            rememberFace(G.v, y, pa, lb, 4, n);
             return out;
           }
         }
@@ -853,7 +833,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         out.iterations = gjkIterations + expansions;
         out.expansions = expansions;
         out.polytopeVertices = P.nv;
-        rememberFace(face, nn);
+        rememberFace(P.f[face].v, P.y, P.pa, P.lb, P.nv, nn);
         return out;
       }
       if (!expand(opt.relTolerance)) return out;
@@ -959,7 +939,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   out.iterations = gjkIterations + expansions;
   out.expansions = expansions;
   out.polytopeVertices = P.nv;
-  rememberFace(best, n);
+  rememberFace(P.f[best].v, P.y, P.pa, P.lb, P.nv, n);
   return out;
 }
 
