@@ -27,6 +27,17 @@ void buildAdjacency(PolytopeData& d, const std::vector<std::set<int>>& nb) {
     d.adjacency.insert(d.adjacency.end(), nb[i].begin(), nb[i].end());
     d.adjacencyOffsets[i + 1] = static_cast<int>(d.adjacency.size());
   }
+  // The hill-climbing copy: each list padded to a multiple of 4 with the vertex itself (which never
+  // strictly improves on itself), so the climb scans fixed groups of four and its inner loop runs
+  // the same number of times at most vertices (a data-dependent loop exit mispredicts).
+  d.climbOffsets.assign(nb.size() + 1, 0);
+  d.climbAdjacency.clear();
+  for (std::size_t i = 0; i < nb.size(); ++i) {
+    d.climbAdjacency.insert(d.climbAdjacency.end(), nb[i].begin(), nb[i].end());
+    while (d.climbAdjacency.size() % 4 != 0 || d.climbAdjacency.size() == std::size_t(d.climbOffsets[i]))
+      d.climbAdjacency.push_back(static_cast<int>(i));
+    d.climbOffsets[i + 1] = static_cast<int>(d.climbAdjacency.size());
+  }
 }
 
 // Andrew's monotone chain on 2-D coordinates; returns indices in counter-clockwise order without
@@ -319,15 +330,14 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
   return p;
 }
 
-namespace {
-
 // Index of the largest d·x over the padded structure-of-arrays copy (n a multiple of 4, NaN-free
 // padding). Four lanes, each with its own running maximum and index; ties keep the lowest index,
 // like a scalar scan. Compiled twice: with AVX2 (one 4-wide register per lane group, chosen at run
 // time on CPUs that have it) and for baseline x86-64 (two SSE2 halves). The scan is GJK's inner
-// loop for brute-force support, and its cost is instruction throughput.
-__attribute__((target_clones("avx2", "default"))) int argmaxDot(const Real* xs, const Real* ys, const Real* zs,
-                                                                std::size_t n, Real dx0, Real dy0, Real dz0) {
+// loop for brute-force support, and its cost is instruction throughput. (Polytope::bruteForce,
+// inline in convex.hpp, calls it directly.)
+__attribute__((target_clones("avx2", "default"))) int detail::argmaxDot(const Real* xs, const Real* ys, const Real* zs,
+                                                                        std::size_t n, Real dx0, Real dy0, Real dz0) {
   typedef Real v4 __attribute__((vector_size(32)));
   typedef long long i4 __attribute__((vector_size(32)));
   const v4 dx = {dx0, dx0, dx0, dx0}, dy = {dy0, dy0, dy0, dy0}, dz = {dz0, dz0, dz0, dz0};
@@ -342,18 +352,16 @@ __attribute__((target_clones("avx2", "default"))) int argmaxDot(const Real* xs, 
     best = g ? s : best, bi = g ? idx : bi;
     idx += four;
   }
-  // Branch-free reduction: the largest lane value, then the lowest index holding it.
+  // Reduction without data-dependent branches (which lane wins is random from call to call, and a
+  // mispredicted branch costs more than this whole scan for small hulls): the largest lane value,
+  // then the lowest index holding it (lanes below the maximum are masked to a huge index).
   const Real m = std::max(std::max(best[0], best[1]), std::max(best[2], best[3]));
-  long long k = 1LL << 62;
-  for (int l = 0; l < 4; ++l) k = (best[l] == m && bi[l] < k) ? bi[l] : k;
+  const v4 mv = {m, m, m, m};
+  const i4 big = {1LL << 62, 1LL << 62, 1LL << 62, 1LL << 62};
+  const i4 cand = (best == mv) ? bi : big;
+  const long long k01 = cand[0] < cand[1] ? cand[0] : cand[1], k23 = cand[2] < cand[3] ? cand[2] : cand[3];
+  const long long k = k01 < k23 ? k01 : k23;
   return m > -HUGE_VAL ? static_cast<int>(k) : -1;  // -1: NaN direction
-}
-
-}  // namespace
-
-int Polytope::bruteForce(const Vec3& d) const {
-  const int k = argmaxDot(data_->xs.data(), data_->ys.data(), data_->zs.data(), data_->xs.size(), d.x(), d.y(), d.z());
-  return k >= 0 && k < static_cast<int>(data_->vertices.size()) ? k : 0;  // NaN direction: any vertex
 }
 
 int Polytope::hillClimb(const Vec3& d, int start) const {
@@ -361,8 +369,8 @@ int Polytope::hillClimb(const Vec3& d, int start) const {
   const int n = static_cast<int>(v.size());
   int cur = (start >= 0 && start < n) ? start : 0;
   Real best = d.dot(v[cur]);
-  const int* adj = data_->adjacency.data();
-  const int* off = data_->adjacencyOffsets.data();
+  const int* adj = data_->climbAdjacency.data();
+  const int* off = data_->climbOffsets.data();
   // Steepest ascent: every neighbour is evaluated (conditional moves, no data-dependent branch) and
   // the walk moves to the best one if it strictly improves d·x. Strict improvement terminates, and on
   // a convex polytope's edge graph the local maximum is a global one. A NaN direction compares false
@@ -370,12 +378,14 @@ int Polytope::hillClimb(const Vec3& d, int start) const {
   for (;;) {
     int next = cur;
     Real nb = best;
-    for (int e = off[cur]; e < off[cur + 1]; ++e) {
-      const int j = adj[e];
-      const Real s = d.dot(v[j]);
-      const bool better = s > nb;
-      nb = better ? s : nb;
-      next = better ? j : next;
+    for (int e = off[cur]; e < off[cur + 1]; e += 4) {  // groups of four (padded with cur itself)
+      for (int q = 0; q < 4; ++q) {
+        const int j = adj[e + q];
+        const Real s = d.dot(v[j]);
+        const bool better = s > nb;
+        nb = better ? s : nb;
+        next = better ? j : next;
+      }
     }
     if (next == cur) return cur;
     cur = next, best = nb;

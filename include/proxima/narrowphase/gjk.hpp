@@ -325,7 +325,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // Simplex, newest vertex first: CSO points y = pa - pb (A's frame), A's support points pa, and
   // B's support points lb in B's own frame exactly as returned (pb = R lb + t is recomputed
   // bit-identically when needed; caching lb instead of a back-transformed pb avoids drift).
-  Vec3 y[4], pa[4], lb[4];
+  Vec3 y[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()}, pa[4], lb[4];
   int n = 0;
   Vec3 v;
   DistanceResult out;
@@ -593,15 +593,19 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       break;
     }
     // w already in the simplex: no further progress possible.
+    // (All four slots, masked by i < n: a loop over n mispredicts its exit; the slots beyond n hold
+    // earlier points or zeros, never read unmasked.)
     bool dup = false;
-    for (int i = 0; i < n; ++i) dup |= (y[i].x() == w.x()) & (y[i].y() == w.y()) & (y[i].z() == w.z());
+    for (int i = 0; i < 4; ++i)
+      dup |= (i < n) & (y[i].x() == w.x()) & (y[i].y() == w.y()) & (y[i].z() == w.z());
     if (dup) {
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;
       break;
     }
-    // τ = {w} ∪ W, newest first.
-    for (int i = n; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], lb[i] = lb[i - 1];
+    // τ = {w} ∪ W, newest first (n <= 3 here; all three slots move, which is cheaper than a loop
+    // whose exit mispredicts).
+    for (int i = 3; i > 0; --i) y[i] = y[i - 1], pa[i] = pa[i - 1], lb[i] = lb[i - 1];
     y[0] = w, pa[0] = sa, lb[0] = sl;
     ++n;
     SimplexSolution next = detail::runSubAlgorithm(y, n, true, opt);

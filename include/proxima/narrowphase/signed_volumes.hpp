@@ -55,6 +55,7 @@ SimplexSolution johnson(std::span<const Vec3> simplex, bool gjkMode, bool backup
                         SubAlgorithmStats* stats = nullptr);
 
 /// CompareSigns (Montanari Eq. 3.4): 1 iff a and b are both > 0 or both < 0; zero and NaN give 0.
-inline bool compareSigns(Real a, Real b) { return (a > 0 && b > 0) || (a < 0 && b < 0); }
+/// (Bitwise on the comparisons: the outcome is data-dependent, and short-circuit branches mispredict.)
+inline bool compareSigns(Real a, Real b) { return ((a > 0) & (b > 0)) | ((a < 0) & (b < 0)); }
 
 }  // namespace proxima

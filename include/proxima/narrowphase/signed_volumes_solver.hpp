@@ -13,7 +13,7 @@ namespace proxima::detail {
 inline constexpr Real kSvInf = std::numeric_limits<Real>::infinity();
 
 inline int sgn(Real x) { return (x > 0) - (x < 0); }
-inline bool agreeSign(int s, int t) { return s != 0 && s == t; }
+inline bool agreeSign(int s, int t) { return (s != 0) & (s == t); }
 
 /// The Signed Volumes recursion S3D -> S2D -> S1D over the simplex y (Montanari Algorithms 1-4).
 /// Gjk = the GJK-tailored variant (§3.2.2): y[0] is the newest vertex and is never dropped. Header-only
@@ -62,48 +62,48 @@ struct SvSolver {
   }
 
   // S1D, Montanari Alg. 4 with the projection sign erratum fixed: p = s2 - (s2·t)/(t·t) t.
-  SimplexSolution s1d(int i1, int i2) {
+  // The answer is written once, into the memo, and returned by reference: the callers keep a pointer
+  // to the best edge instead of copying answers around.
+  const EdgeAnswer& s1d(int i1, int i2) {
     const unsigned key = static_cast<unsigned>(i1 * 4 + i2);
-    if (memoMask & (1u << key)) return fromEdge(memo[key]);
+    EdgeAnswer& e = memo[key];
+    if (memoMask & (1u << key)) return e;
+    memoMask |= 1u << key;
     if (stats) ++stats->s1d;
     const Vec3& a = y[i1];
     const Vec3& b = y[i2];
     const Vec3 t = b - a;
-    const Vec3 p = b - (b.dot(t) / t.dot(t)) * t;
-    // Project onto the axis where the segment is longest (the "safest" axis).
-    int I = 0;
-    Real mu = a.x() - b.x();
-    for (int i = 1; i < 3; ++i) {
-      const Real m = a[i] - b[i];
-      if (std::abs(m) > std::abs(mu)) mu = m, I = i;
-    }
-    const Real c1 = p[I] - b[I];  // weight of a (cofactor with p in place of a)
-    const Real c2 = a[I] - p[I];  // weight of b
+    const Real s = b.dot(t) / t.dot(t);  // p = b - s t
+    // Project onto the axis where the segment is longest (the "safest" axis; the first on ties).
+    // The axis is chosen by integer selects and the coordinates read back by index: the winner is
+    // data-dependent, and a branch on it mispredicts. Only p's coordinate on that axis is needed.
+    const Real m[3] = {a.x() - b.x(), a.y() - b.y(), a.z() - b.z()};
+    int I = std::abs(m[1]) > std::abs(m[0]);
+    I += (std::abs(m[2]) > std::abs(m[I])) * (2 - I);
+    const Real mu = m[I];
+    const Real aI = a.data()[I], bI = b.data()[I];
+    const Real pI = bI - s * (bI - aI);
+    const Real c1 = pI - bI;  // weight of a (cofactor with p in place of a)
+    const Real c2 = aI - pI;  // weight of b
     const bool ok1 = compareSigns(mu, c1), ok2 = compareSigns(mu, c2);
-    SimplexSolution r;
     if (ok1 && ok2) {
-      r.size = 2;
-      r.ids[0] = i1, r.ids[1] = i2;
+      e.size = 2;
+      e.ids[0] = i1, e.ids[1] = i2;
       // λ = C / μ_max (Alg. 4 line 15), normalised by the computed sum of the cofactors (equal to μ_max
       // in exact arithmetic) so that Σλ = 1 to rounding and ν stays a convex combination.
       const Real sum = c1 + c2;
-      r.lambda[0] = c1 / sum, r.lambda[1] = c2 / sum;
-      r.point = r.lambda[0] * a + r.lambda[1] * b;
-    } else if (ok1) {
-      r = vertex(i1);  // p lies beyond a
-    } else if (ok2) {
-      r = vertex(i2);  // p lies beyond b (the thesis returns s1 here, relying on GJK's ordering)
-    } else {
-      // Zero-length or NaN segment: both vertices coincide to rounding; take the nearer one.
-      r = (b.squaredNorm() < a.squaredNorm()) ? vertex(i2) : vertex(i1);
+      e.lambda[0] = c1 / sum, e.lambda[1] = c2 / sum;
+      e.point = e.lambda[0] * a + e.lambda[1] * b;
+      return e;
     }
-    memoMask |= 1u << key;
-    EdgeAnswer& e = memo[key];
-    e.size = r.size;
-    e.ids[0] = r.ids[0], e.ids[1] = r.ids[1];
-    e.lambda[0] = r.lambda[0], e.lambda[1] = r.lambda[1];
-    e.point = r.point;
-    return r;
+    // p lies beyond a (ok1), beyond b (ok2; the thesis returns s1 here, relying on GJK's ordering),
+    // or the segment has zero length or is NaN: both vertices coincide to rounding, take the nearer.
+    const int k = ok1 ? i1 : ok2 ? i2 : (b.squaredNorm() < a.squaredNorm()) ? i2 : i1;
+    e.size = 1;
+    e.ids[0] = k, e.ids[1] = k;
+    e.lambda[0] = 1, e.lambda[1] = 0;
+    e.point = y[k];
+    return e;
   }
 
   // S2D, Montanari Alg. 3 (loop index erratum l = j fixed; written with explicit substitution).
@@ -116,12 +116,13 @@ struct SvSolver {
     const Vec3 p = (a.dot(n) / n.dot(n)) * n;  // Eq. 3.7: projection of O onto the plane
     // Signed areas of the projections onto the yz, zx and xy planes (minors M_{1,4}, M_{2,4}, M_{3,4}).
     static constexpr int K[3] = {1, 2, 0}, L[3] = {2, 0, 1};
-    int J = 0;
-    Real muMax = 0;
-    for (int i = 0; i < 3; ++i) {
-      const Real mu = orient2(a[K[i]], a[L[i]], b[K[i]], b[L[i]], c[K[i]], c[L[i]]);
-      if (std::abs(mu) > std::abs(muMax)) muMax = mu, J = i;
-    }
+    // The largest |area| (the first on ties), selected by index as in s1d. (If every area is NaN
+    // muMax is NaN, and every sign test below fails as it would with 0.)
+    Real mus[3];
+    for (int i = 0; i < 3; ++i) mus[i] = orient2(a[K[i]], a[L[i]], b[K[i]], b[L[i]], c[K[i]], c[L[i]]);
+    int J = std::abs(mus[1]) > std::abs(mus[0]);
+    J += (std::abs(mus[2]) > std::abs(mus[J])) * (2 - J);
+    const Real muMax = mus[J];
     const int k = K[J], l = L[J];
     int sMu = sgn(muMax);
     if (exact && std::isfinite(muMax)) sMu = exactSignOrient2(a[k], a[l], b[k], b[l], c[k], c[l]);
@@ -131,8 +132,8 @@ struct SvSolver {
     bool agree[3];
     bool inside = true;
     for (int j = 0; j < 3; ++j) {
-      agree[j] = compareSigns(muMax, C[j]) && sMu == sgn(muMax);
-      inside = inside && agree[j];
+      agree[j] = compareSigns(muMax, C[j]) & (sMu == sgn(muMax));
+      inside = inside & agree[j];
     }
     const int ids[3] = {i1, i2, i3};
     if (inside) {
@@ -152,19 +153,19 @@ struct SvSolver {
       return r;
     }
     // Descend to the edges opposite the vertices whose fictitious area disagrees in sign.
-    SimplexSolution best;
+    const EdgeAnswer* best = nullptr;
     Real d = kSvInf;  // erratum: initialise to +inf
     auto tryEdge = [&](int j) {
       const int e1 = j == 0 ? 1 : 0, e2 = j == 2 ? 1 : 2;
-      const SimplexSolution r = s1d(ids[e1], ids[e2]);
-      const Real dn = norm2(r);
-      if (dn < d || best.size == 0) d = dn, best = r;
+      const EdgeAnswer& r = s1d(ids[e1], ids[e2]);
+      const Real dn = r.point.squaredNorm();
+      if (dn < d || !best) d = dn, best = &r;
     };
     for (int j = gjk ? 1 : 0; j < 3; ++j)
       if (!agree[j]) tryEdge(j);
-    if (best.size == 0)  // no candidate (only possible through rounding): search all edges
+    if (!best)  // no candidate (only possible through rounding): search all edges
       for (int j = 0; j < 3; ++j) tryEdge(j);
-    return best;
+    return fromEdge(*best);
   }
 
   // S3D, Montanari Alg. 2 with d = +inf and the expanded determinant form (Eq. 4.4b).
@@ -188,8 +189,8 @@ struct SvSolver {
     bool inside = true;
     for (int j = 0; j < 4; ++j) {
       // In exact mode the double values must agree too, so that λ = C/det M is positive.
-      agree[j] = agreeSign(sDet, sC[j]) && compareSigns(detM, C[j]);
-      inside = inside && agree[j];
+      agree[j] = agreeSign(sDet, sC[j]) & compareSigns(detM, C[j]);
+      inside = inside & agree[j];
     }
     const int ids[4] = {i1, i2, i3, i4};
     if (inside) {
@@ -231,7 +232,7 @@ struct SvSolver {
       case 3:
         return s2d(0, 1, 2);
       case 2:
-        return s1d(0, 1);
+        return fromEdge(s1d(0, 1));
       default:
         return vertex(0);
     }

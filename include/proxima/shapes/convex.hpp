@@ -166,11 +166,19 @@ inline Real pseudoAngle(Real x, Real y) {
 }
 }  // namespace detail
 
+namespace detail {
+/// Index of the largest d·x over a padded structure-of-arrays vertex copy (n a multiple of 4), the
+/// lowest on ties; -1 if the direction is NaN. (polytope.cpp: vectorised, AVX2 chosen at run time.)
+int argmaxDot(const Real* xs, const Real* ys, const Real* zs, std::size_t n, Real dx, Real dy, Real dz);
+}  // namespace detail
+
 /// Immutable hull data of a convex polytope, shared between copies.
 struct PolytopeData {
   std::vector<Vec3> vertices;         ///< hull vertices only (interior/duplicate points removed)
   std::vector<int> adjacencyOffsets;  ///< CSR: neighbours of i are adjacency[offsets[i]..offsets[i+1])
   std::vector<int> adjacency;
+  /// The same lists for hill-climbing, each padded to a multiple of 4 entries with the vertex itself.
+  std::vector<int> climbOffsets, climbAdjacency;
   std::vector<std::array<int, 3>> triangles;  ///< outward-oriented hull triangles (3-D hulls only)
   int dimension = 3;                          ///< affine dimension of the input: 0 point, 1 segment, 2 flat, 3 solid
   /// Structure-of-arrays copy of the vertices, padded to a multiple of 4 with vertex 0, for the
@@ -221,8 +229,10 @@ class Polytope {
     if (climb) {
       // Start from the last support vertex (warm start) unless the seed for d is already higher:
       // after a large turn of d (overlapping bodies, cold queries) that avoids long walks.
+      // (Integer selects rather than branches here and in seedFor: the outcomes are data-dependent.)
       int start = seedFor(d);
-      if (hint.vertex >= 0 && hint.vertex < n && d.dot(v[hint.vertex]) >= d.dot(v[start])) start = hint.vertex;
+      const int h = static_cast<unsigned>(hint.vertex) < static_cast<unsigned>(n) ? hint.vertex : start;
+      start += (d.dot(v[h]) >= d.dot(v[start])) * (h - start);
       return v[hint.vertex = hillClimb(d, start)];
     }
     return v[hint.vertex = bruteForce(d)];
@@ -238,15 +248,22 @@ class Polytope {
     const Real mx = std::max(a.x(), std::max(a.y(), a.z()));
     const Real mid = std::max(std::min(a.x(), a.y()), std::min(std::max(a.x(), a.y()), a.z()));  // median
     const Real s1 = mx, s2 = (mx + mid) * 0.70710678118654752, s3 = (a.x() + a.y() + a.z()) * 0.57735026918962576;
-    const Real thr = s3 >= s1 && s3 >= s2 ? 0.0 : (s2 >= s1 ? mid : mx);
-    const int sx = a.x() >= thr ? (d.x() < 0 ? -1 : 1) : 0, sy = a.y() >= thr ? (d.y() < 0 ? -1 : 1) : 0,
-              sz = a.z() >= thr ? (d.z() < 0 ? -1 : 1) : 0;
+    // thr = all three ? 0 : (two ? mid : mx), selected by index.
+    const int two = s2 >= s1, three = (s3 >= s1) & (s3 >= s2);
+    const Real thrs[3] = {mx, mid, 0.0};
+    const Real thr = thrs[two + three * (2 - two)];
+    const int sx = (a.x() >= thr) * (1 - 2 * (d.x() < 0)), sy = (a.y() >= thr) * (1 - 2 * (d.y() < 0)),
+              sz = (a.z() >= thr) * (1 - 2 * (d.z() < 0));
     return data_->seeds[PolytopeData::seedIndex(sx, sy, sz)];
   }
 
   /// Index of a vertex maximising d·x by scanning all hull vertices (Montanari Eq. 2.6), four
   /// at a time over the structure-of-arrays copy.
-  [[nodiscard]] int bruteForce(const Vec3& d) const;
+  [[nodiscard]] int bruteForce(const Vec3& d) const {
+    const PolytopeData& D = *data_;
+    const int k = detail::argmaxDot(D.xs.data(), D.ys.data(), D.zs.data(), D.xs.size(), d.x(), d.y(), d.z());
+    return k < 0 ? 0 : k;  // -1: NaN direction, any vertex will do (the padding repeats vertex 0)
+  }
 
   /// Steepest-ascent-free hill-climbing: move to the first neighbour that strictly improves d·x.
   /// On the edge graph of a convex polytope a local maximum is global, and strict improvement
