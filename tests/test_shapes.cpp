@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 
@@ -93,6 +94,49 @@ TEST(PolytopeHull, HillClimbingEqualsBruteForceFromEveryStart) {
       EXPECT_NEAR(d.dot(p.vertices()[got]), best, 1e-15) << "start " << start;
     }
   }
+}
+
+// The vectorised brute-force scan (lanes, masked reduction) picks exactly what a scalar scan picks:
+// the first vertex of largest d·x (ties included), vertex 0 for a NaN direction; for every hull size
+// around the 4-wide padding. Hill-climbing (Auto mode, any hint, valid or not) reaches the same value.
+TEST(Support, BruteForceIsTheFirstMaximiserAndClimbingAgrees) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  auto firstMax = [](const Polytope& p, const Vec3& d) {
+    int k = 0;
+    for (int i = 1; i < p.vertexCount(); ++i)
+      if (d.x() * p.vertices()[i].x() + d.y() * p.vertices()[i].y() + d.z() * p.vertices()[i].z() >
+          d.x() * p.vertices()[k].x() + d.y() * p.vertices()[k].y() + d.z() * p.vertices()[k].z())
+        k = i;
+    return k;
+  };
+  std::vector<Polytope> hulls;
+  for (int n = 4; n <= 13; ++n) {
+    std::vector<Vec3> c(static_cast<std::size_t>(n));
+    for (auto& q : c) q = Vec3(u(rng), u(rng), u(rng));
+    hulls.push_back(poly(c));
+  }
+  hulls.push_back(poly(icosphere(3)));
+  std::vector<Vec3> cube;
+  for (int i = 0; i < 8; ++i) cube.emplace_back(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
+  hulls.push_back(poly(cube));
+  int ties = 0;
+  for (const Polytope& p : hulls) {
+    std::vector<Vec3> dirs = {Vec3(1, 0, 0), Vec3(0, -1, 0), Vec3(0, 0, 1), Vec3(1, 1, 0), Vec3(-1, -1, -1)};
+    for (int t = 0; t < 200; ++t) dirs.emplace_back(u(rng), u(rng), u(rng));
+    for (const Vec3& d : dirs) {
+      const int want = firstMax(p, d);
+      EXPECT_EQ(p.bruteForce(d), want) << "n " << p.vertexCount() << " d " << d.transpose();
+      for (int i = 0; i < p.vertexCount(); ++i) ties += i != want && d.dot(p.vertices()[i]) == d.dot(p.vertices()[want]);
+      for (int hintVertex : {-1, 0, p.vertexCount() - 1, p.vertexCount() + 5}) {
+        SupportHint climb{hintVertex, SupportMode::HillClimb};
+        EXPECT_NEAR(d.dot(p.support(d, climb)), d.dot(p.vertices()[want]), 1e-15) << "hint " << hintVertex;
+      }
+    }
+    const Real nan = std::numeric_limits<Real>::quiet_NaN();
+    EXPECT_EQ(p.bruteForce(Vec3(nan, 0, 0)), 0);
+  }
+  EXPECT_GT(ties, 0);  // the cube's axis directions tie four vertices: the first must win
 }
 
 TEST(Support, ShapesReturnMaximisers) {

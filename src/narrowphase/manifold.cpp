@@ -160,24 +160,36 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
 
 // Sutherland-Hodgman: keeps the part of polygon `in` inside the prism over the convex polygon
 // `ref` (counter-clockwise about m).
+// Written without data-dependent branches: which points are inside and which edges cross is random
+// from contact to contact, and as branches they mispredicted several times per manifold. Every
+// candidate is written and the output count advances by the test's outcome (the slot index is
+// clamped to the buffer; a convex cut adds at most one point per edge, so the clamp never binds for
+// convex input). Each point's side is evaluated once, not once per adjacent edge.
 int clip(const Poly& ref, const Vec3& m, const Vec3* in, int nin, Vec3* out) {
-  Vec3 buf[2][2 * kMaxPoly + 8];
+  constexpr int kCap = 2 * kMaxPoly + 8;
+  Vec3 buf[2][kCap];
+  Real side[kCap];
   int n = std::min(nin, 2 * kMaxPoly);
   std::copy(in, in + n, buf[0]);
   int cur = 0;
   for (int e = 0; e < ref.n && n > 0; ++e) {
     const Vec3& a = ref.p[e];
-    const Vec3& b = ref.p[(e + 1) % ref.n];
+    const Vec3& b = ref.p[e + 1 == ref.n ? 0 : e + 1];
     const Vec3 inward = m.cross(b - a);  // points into the polygon for CCW order
     const Vec3* src = buf[cur];
     Vec3* dst = buf[1 - cur];
+    for (int i = 0; i < n; ++i) side[i] = inward.dot(src[i] - a);
     int m2 = 0;
     for (int i = 0; i < n; ++i) {
+      const int j = i + 1 == n ? 0 : i + 1;
       const Vec3& p = src[i];
-      const Vec3& q = src[(i + 1) % n];
-      const Real dp = inward.dot(p - a), dq = inward.dot(q - a);
-      if (dp >= 0 && m2 < 2 * kMaxPoly + 8) dst[m2++] = p;
-      if ((dp >= 0) != (dq >= 0) && m2 < 2 * kMaxPoly + 8) dst[m2++] = p + (q - p) * (dp / (dp - dq));
+      const Vec3& q = src[j];
+      const Real dp = side[i], dq = side[j];
+      const bool keep = dp >= 0, cross = (dp >= 0) != (dq >= 0);
+      dst[std::min(m2, kCap - 1)] = p;
+      m2 += keep & (m2 < kCap);
+      dst[std::min(m2, kCap - 1)] = p + (q - p) * (dp / (dp - dq));  // (unused unless cross)
+      m2 += cross & (m2 < kCap);
     }
     n = std::min(m2, 2 * kMaxPoly);
     cur = 1 - cur;

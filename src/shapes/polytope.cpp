@@ -27,17 +27,6 @@ void buildAdjacency(PolytopeData& d, const std::vector<std::set<int>>& nb) {
     d.adjacency.insert(d.adjacency.end(), nb[i].begin(), nb[i].end());
     d.adjacencyOffsets[i + 1] = static_cast<int>(d.adjacency.size());
   }
-  // The hill-climbing copy: each list padded to a multiple of 4 with the vertex itself (which never
-  // strictly improves on itself), so the climb scans fixed groups of four and its inner loop runs
-  // the same number of times at most vertices (a data-dependent loop exit mispredicts).
-  d.climbOffsets.assign(nb.size() + 1, 0);
-  d.climbAdjacency.clear();
-  for (std::size_t i = 0; i < nb.size(); ++i) {
-    d.climbAdjacency.insert(d.climbAdjacency.end(), nb[i].begin(), nb[i].end());
-    while (d.climbAdjacency.size() % 4 != 0 || d.climbAdjacency.size() == std::size_t(d.climbOffsets[i]))
-      d.climbAdjacency.push_back(static_cast<int>(i));
-    d.climbOffsets[i + 1] = static_cast<int>(d.climbAdjacency.size());
-  }
 }
 
 // Andrew's monotone chain on 2-D coordinates; returns indices in counter-clockwise order without
@@ -369,8 +358,8 @@ int Polytope::hillClimb(const Vec3& d, int start) const {
   const int n = static_cast<int>(v.size());
   int cur = (start >= 0 && start < n) ? start : 0;
   Real best = d.dot(v[cur]);
-  const int* adj = data_->climbAdjacency.data();
-  const int* off = data_->climbOffsets.data();
+  const int* adj = data_->adjacency.data();
+  const int* off = data_->adjacencyOffsets.data();
   // Steepest ascent: every neighbour is evaluated (conditional moves, no data-dependent branch) and
   // the walk moves to the best one if it strictly improves d·x. Strict improvement terminates, and on
   // a convex polytope's edge graph the local maximum is a global one. A NaN direction compares false
@@ -378,14 +367,12 @@ int Polytope::hillClimb(const Vec3& d, int start) const {
   for (;;) {
     int next = cur;
     Real nb = best;
-    for (int e = off[cur]; e < off[cur + 1]; e += 4) {  // groups of four (padded with cur itself)
-      for (int q = 0; q < 4; ++q) {
-        const int j = adj[e + q];
-        const Real s = d.dot(v[j]);
-        const bool better = s > nb;
-        nb = better ? s : nb;
-        next = better ? j : next;
-      }
+    for (int e = off[cur]; e < off[cur + 1]; ++e) {
+      const int j = adj[e];
+      const Real s = d.dot(v[j]);
+      const bool better = s > nb;
+      nb = better ? s : nb;
+      next = better ? j : next;
     }
     if (next == cur) return cur;
     cur = next, best = nb;

@@ -177,8 +177,6 @@ struct PolytopeData {
   std::vector<Vec3> vertices;         ///< hull vertices only (interior/duplicate points removed)
   std::vector<int> adjacencyOffsets;  ///< CSR: neighbours of i are adjacency[offsets[i]..offsets[i+1])
   std::vector<int> adjacency;
-  /// The same lists for hill-climbing, each padded to a multiple of 4 entries with the vertex itself.
-  std::vector<int> climbOffsets, climbAdjacency;
   std::vector<std::array<int, 3>> triangles;  ///< outward-oriented hull triangles (3-D hulls only)
   int dimension = 3;                          ///< affine dimension of the input: 0 point, 1 segment, 2 flat, 3 solid
   /// Structure-of-arrays copy of the vertices, padded to a multiple of 4 with vertex 0, for the
