@@ -263,9 +263,9 @@ class Polytope {
     return k < 0 ? 0 : k;  // -1: NaN direction, any vertex will do (the padding repeats vertex 0)
   }
 
-  /// Steepest-ascent-free hill-climbing: move to the first neighbour that strictly improves d·x.
-  /// On the edge graph of a convex polytope a local maximum is global, and strict improvement
-  /// guarantees termination.
+  /// Steepest-ascent hill-climbing: move to the neighbour that improves d·x most, while one strictly
+  /// improves it. On the edge graph of a convex polytope a local maximum is global, and strict
+  /// improvement guarantees termination.
   [[nodiscard]] int hillClimb(const Vec3& d, int start) const;
 
  private:
