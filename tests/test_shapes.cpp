@@ -128,6 +128,7 @@ TEST(Support, BruteForceIsTheFirstMaximiserAndClimbingAgrees) {
       const int want = firstMax(p, d);
       EXPECT_EQ(p.bruteForce(d), want) << "n " << p.vertexCount() << " d " << d.transpose();
       for (int i = 0; i < p.vertexCount(); ++i) ties += i != want && d.dot(p.vertices()[i]) == d.dot(p.vertices()[want]);
+      // (to 1e-15, not bit-equal: the climb compares Eigen dot products, firstMax its own sums)
       for (int hintVertex : {-1, 0, p.vertexCount() - 1, p.vertexCount() + 5}) {
         SupportHint climb{hintVertex, SupportMode::HillClimb};
         EXPECT_NEAR(d.dot(p.support(d, climb)), d.dot(p.vertices()[want]), 1e-15) << "hint " << hintVertex;

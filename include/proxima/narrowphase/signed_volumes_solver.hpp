@@ -116,8 +116,8 @@ struct SvSolver {
     const Vec3 p = (a.dot(n) / n.dot(n)) * n;  // Eq. 3.7: projection of O onto the plane
     // Signed areas of the projections onto the yz, zx and xy planes (minors M_{1,4}, M_{2,4}, M_{3,4}).
     static constexpr int K[3] = {1, 2, 0}, L[3] = {2, 0, 1};
-    // The largest |area| (the first on ties), selected by index as in s1d. (If every area is NaN
-    // muMax is NaN, and every sign test below fails as it would with 0.)
+    // The largest |area| (the first on ties), selected by index as in s1d. (With non-finite
+    // coordinates a NaN first area stays selected; every sign test below then fails.)
     Real mus[3];
     for (int i = 0; i < 3; ++i) mus[i] = orient2(a[K[i]], a[L[i]], b[K[i]], b[L[i]], c[K[i]], c[L[i]]);
     int J = std::abs(mus[1]) > std::abs(mus[0]);
@@ -129,10 +129,12 @@ struct SvSolver {
     // Fictitious simplices: p in place of each vertex.
     const Real C[3] = {orient2(p[k], p[l], b[k], b[l], c[k], c[l]), orient2(a[k], a[l], p[k], p[l], c[k], c[l]),
                        orient2(a[k], a[l], b[k], b[l], p[k], p[l])};
+    // (Exact mode: the rounded largest area must also have the exact sign.)
+    const bool muSignExact = sMu == sgn(muMax);
     bool agree[3];
     bool inside = true;
     for (int j = 0; j < 3; ++j) {
-      agree[j] = compareSigns(muMax, C[j]) & (sMu == sgn(muMax));
+      agree[j] = compareSigns(muMax, C[j]) & muSignExact;
       inside = inside & agree[j];
     }
     const int ids[3] = {i1, i2, i3};

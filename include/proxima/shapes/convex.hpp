@@ -164,9 +164,7 @@ inline Real pseudoAngle(Real x, Real y) {
   const Real r = l1 > 0 ? x / l1 : 1;
   return y >= 0 ? 1 - r : r - 1;
 }
-}  // namespace detail
 
-namespace detail {
 /// Index of the largest d·x over a padded structure-of-arrays vertex copy (n a multiple of 4), the
 /// lowest on ties; -1 if the direction is NaN. (polytope.cpp: vectorised, AVX2 chosen at run time.)
 int argmaxDot(const Real* xs, const Real* ys, const Real* zs, std::size_t n, Real dx, Real dy, Real dz);
