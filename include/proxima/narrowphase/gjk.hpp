@@ -21,6 +21,10 @@
 #include "proxima/narrowphase/signed_volumes_solver.hpp"
 #include "proxima/shapes/convex.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace proxima {
 
 struct GjkOptions {
@@ -596,8 +600,22 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     // (All four slots, masked by i < n: a loop over n mispredicts its exit; the slots beyond n hold
     // earlier points or zeros, never read unmasked.)
     bool dup = false;
+#if defined(__SSE2__)
+    // (x and y compared in one packed comparison: a scalar double == costs two flag tests each)
+    {
+      const __m128d wxy = _mm_loadu_pd(w.data()), wz = _mm_set_sd(w.z());
+      int hits = 0;
+      for (int i = 0; i < 4; ++i) {
+        const int xy = _mm_movemask_pd(_mm_cmpeq_pd(_mm_loadu_pd(y[i].data()), wxy));
+        const int z = _mm_movemask_pd(_mm_cmpeq_sd(_mm_set_sd(y[i].z()), wz)) & 1;
+        hits |= ((xy == 3) & z) << i;
+      }
+      dup = (hits & ((1 << n) - 1)) != 0;
+    }
+#else
     for (int i = 0; i < 4; ++i)
       dup |= (i < n) & (y[i].x() == w.x()) & (y[i].y() == w.y()) & (y[i].z() == w.z());
+#endif
     if (dup) {
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;

@@ -116,10 +116,12 @@ struct SvSolver {
     const Vec3 p = (a.dot(n) / n.dot(n)) * n;  // Eq. 3.7: projection of O onto the plane
     // Signed areas of the projections onto the yz, zx and xy planes (minors M_{1,4}, M_{2,4}, M_{3,4}).
     static constexpr int K[3] = {1, 2, 0}, L[3] = {2, 0, 1};
+    // They are the components of n = (b - a) x (c - a), already computed for p: the same 2x2
+    // determinants (mu_yz = n_x, mu_zx = n_y, mu_xy = n_z) in their difference form, which is what
+    // the expanded form of Alg. 3 equals in exact arithmetic (and is the more accurate of the two).
     // The largest |area| (the first on ties), selected by index as in s1d. (With non-finite
     // coordinates a NaN first area stays selected; every sign test below then fails.)
-    Real mus[3];
-    for (int i = 0; i < 3; ++i) mus[i] = orient2(a[K[i]], a[L[i]], b[K[i]], b[L[i]], c[K[i]], c[L[i]]);
+    const Real mus[3] = {n.x(), n.y(), n.z()};
     int J = std::abs(mus[1]) > std::abs(mus[0]);
     J += (std::abs(mus[2]) > std::abs(mus[J])) * (2 - J);
     const Real muMax = mus[J];
@@ -127,8 +129,11 @@ struct SvSolver {
     int sMu = sgn(muMax);
     if (exact && std::isfinite(muMax)) sMu = exactSignOrient2(a[k], a[l], b[k], b[l], c[k], c[l]);
     // Fictitious simplices: p in place of each vertex.
-    const Real C[3] = {orient2(p[k], p[l], b[k], b[l], c[k], c[l]), orient2(a[k], a[l], p[k], p[l], c[k], c[l]),
-                       orient2(a[k], a[l], b[k], b[l], p[k], p[l])};
+    // (Each area in the difference form (u - w) x (v - w) of its first vertex w, as mu above: equal to
+    // the expanded form in exact arithmetic, translation-invariant, and half the operations.)
+    const Real pk = p[k], pl = p[l], ak = a[k], al = a[l], bk = b[k], bl = b[l], ck = c[k], cl = c[l];
+    const Real C[3] = {(bk - pk) * (cl - pl) - (bl - pl) * (ck - pk), (pk - ak) * (cl - al) - (pl - al) * (ck - ak),
+                       (bk - ak) * (pl - al) - (bl - al) * (pk - ak)};
     // (Exact mode: the rounded largest area must also have the exact sign.)
     const bool muSignExact = sMu == sgn(muMax);
     bool agree[3];
@@ -218,8 +223,17 @@ struct SvSolver {
       const Real dn = norm2(r);
       if (dn < d || best.size == 0) d = dn, best = r;
     };
-    for (int j = gjk ? 1 : 0; j < 4; ++j)
-      if (cand[j]) tryFace(j);
+    for (int j = gjk ? 1 : 0; j < 4; ++j) {
+      if (!cand[j]) continue;
+      tryFace(j);
+      // GJK variant: a candidate face is one the origin sees (its cofactor disagrees with det M). If
+      // the origin's projection onto that face's plane falls inside the face (S2D keeps all three
+      // vertices), the projection is the nearest point of the whole tetrahedron: the plane separates
+      // the origin from it, and the projection lies on it. Any other candidate can only tie, so the
+      // search ends here (the same answer as the full loop of Alg. 2 in exact arithmetic).
+      if constexpr (Gjk)
+        if (best.size == 3) break;
+    }
     if (best.size == 0)  // all cofactors zero (O in the plane of a flat simplex) or NaN
       for (int j = gjk ? 1 : 0; j < 4; ++j) tryFace(j);
     if (best.size == 0)
