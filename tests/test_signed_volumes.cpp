@@ -276,6 +276,61 @@ TEST(SignedVolumes, GjkTailoredMatchesFullSearchWhenNewestSupports) {
   EXPECT_GT(compared, 500);
 }
 
+// S3D's GJK variant stops at the first face it sees whose S2D keeps all three vertices (the origin's
+// projection inside a face the origin sees is the tetrahedron's nearest point). Tetrahedra built so
+// that the answer is such a face through the newest vertex, with the origin often seeing two or three
+// faces: the answer must equal the brute-force oracle's and the full search's, with no more S2D calls.
+TEST(SignedVolumes, GjkS3dStopsAtASeenFaceHoldingTheProjection) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  int checked = 0, fewer = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    Vec3 v[4];
+    for (auto& p : v) p = Vec3(u(rng), u(rng), u(rng));
+    // The answer face: vertex 0 and two of the others; the fourth vertex is opposite.
+    const int drop = 1 + trial % 3;
+    int f[3], k = 0;
+    for (int i = 0; i < 4; ++i)
+      if (i != drop) f[k++] = i;
+    Vec3 m = (v[f[1]] - v[f[0]]).cross(v[f[2]] - v[f[0]]);
+    if (m.norm() < 1e-3) continue;
+    m.normalize();
+    if (m.dot(v[drop] - v[f[0]]) > 0) m = -m;  // outward
+    if (std::abs(m.dot(v[drop] - v[f[0]])) < 1e-3) continue;  // nearly flat tetrahedron
+    Real w[3] = {0.05 + std::abs(u(rng)), 0.05 + std::abs(u(rng)), 0.05 + std::abs(u(rng))};
+    const Real ws = w[0] + w[1] + w[2];
+    const Vec3 q = (w[0] * v[f[0]] + w[1] * v[f[1]] + w[2] * v[f[2]]) / ws;
+    const Real h = 0.01 + 2 * std::abs(u(rng));  // small heights: one face seen; large: several
+    const Vec3 origin = q + h * m;
+    std::vector<Vec3> s(4);
+    for (int i = 0; i < 4; ++i) s[i] = v[i] - origin;
+    const Oracle o = bruteForce(s);
+    SubAlgorithmStats a, b;
+    const SimplexSolution g = signedVolumesGjk(s, SignMode::Fast, &a);
+    const SimplexSolution full = signedVolumes(s, SignMode::Fast, &b);
+    expectValid(g, s);
+    ASSERT_EQ(g.size, 3) << "trial " << trial;
+    EXPECT_NEAR(g.point.norm(), h, 1e-13 * (1 + h)) << "trial " << trial;
+    EXPECT_NEAR(g.point.norm(), static_cast<Real>(o.dist), 1e-13) << "trial " << trial;
+    EXPECT_LE((g.point - full.point).norm(), 1e-13) << "trial " << trial;
+    EXPECT_LE(a.s2d, b.s2d);
+    // Faces through vertex 0 that the origin sees (it lies beyond their plane, away from the vertex
+    // opposite): without the stop, the GJK variant would call S2D on each of them.
+    int seen = 0;
+    for (int j = 1; j < 4; ++j) {
+      int e[3], c = 0;
+      for (int i = 0; i < 4; ++i)
+        if (i != j) e[c++] = i;
+      const Vec3 nj = (s[e[1]] - s[e[0]]).cross(s[e[2]] - s[e[0]]);
+      seen += (nj.dot(-s[e[0]]) > 0) != (nj.dot(s[j] - s[e[0]]) > 0);
+    }
+    fewer += seen >= 2 && a.s2d < seen;
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(fewer, 50);  // the stop was taken
+}
+
 TEST(Johnson, BackupOnDegenerateInput) {
   SubAlgorithmStats st;
   const SimplexSolution r = johnson(kFig46, false, true, &st);
