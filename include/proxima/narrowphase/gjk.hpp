@@ -388,7 +388,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   };
 
   // w = s_A(-dir) - s_B(dir), all in A's frame.
-  auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& localB) -> Vec3 {
+  // (Forced inline: GCC kept it out of line, a call per iteration.)
+  auto supportPair = [&](const Vec3& dir, Vec3& outA, Vec3& localB) __attribute__((always_inline)) -> Vec3 {
     outA = a.support(-dir, hintA);
     localB = b.support(mulMatT(R, dir), hintB);
     return outA - (mulMat(R, localB) + t);
