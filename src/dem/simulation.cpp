@@ -54,6 +54,31 @@ inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, 
   return ft;
 }
 
+// springWithSlip for the sphere kernel, with the history's projection written with the
+// unnormalised centre line d (|d|² = d2) instead of n = d/|d|: s - (s·d/d2) d, rescaled by
+// √(|s|² d2 / (|s|² d2 - (s·d)²)) to keep its length (zero when nothing is left). The same
+// projection, but its division and square root no longer wait for |d| and n (a square root and a
+// division of their own), so the two chains overlap; the rest is springWithSlip's.
+inline Vec3 springWithSlipAlong(Vec3& shear, const Vec3& d, Real d2, const Vec3& vt, Real kt, Real gt, Real limit,
+                                Real dt) {
+  Vec3 s = shear;
+  const Real len2 = s.squaredNorm();
+  if (len2 > 0) {
+    const Real sd = s.dot(d);
+    const Real full = len2 * d2, proj = full - sd * sd;
+    s = proj > 0 ? Vec3((s - (sd / d2) * d) * std::sqrt(full / proj)) : Vec3::Zero();
+  }
+  s += vt * dt;
+  Vec3 ft = -kt * s - gt * vt;
+  const Real ft2 = ft.squaredNorm();
+  if (ft2 > limit * limit) {
+    ft *= limit / std::sqrt(ft2);
+    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
+  }
+  shear = s;
+  return ft;
+}
+
 // A product of unit quaternions has |q|² = 1 + O(1e-16): one Newton step of 1/√ about 1,
 // (3 - |q|²)/2, renormalises it to O(1e-32) without a square root or a division.
 inline void renormalise(Quat& q) { q.coeffs() *= 0.5 * (3 - q.coeffs().squaredNorm()); }
@@ -734,17 +759,16 @@ void Simulation::computePairConstants() {
 // turns the relative velocity into v_j - v_i - (a_j ω_j + a_i ω_i) × n and both torques into
 // multiples of n × F_t; √m*, R* and the law come from the pair's constants.
 template <bool Scatter>
-bool Simulation::spherePair(std::size_t k) {
+bool Simulation::spherePair(std::size_t k, const SphereGeometry& g) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   const Vec3 d = particles_.position[j] - particles_.position[i];
   const Real ri = sphereRadius_[i], rj = sphereRadius_[j];
   const Real r = ri + rj;
-  const Real d2 = d.squaredNorm();
+  const Real d2 = g.d2;
   if (d2 >= r * r || d2 == 0) return false;
-  const Real dist = std::sqrt(d2);
-  const Vec3 n = d * (1 / dist);
-  const Real depth = r - dist;
+  const Vec3 n = d * g.inv;
+  const Real depth = g.depth;
   const Real ai = ri - 0.5 * depth, aj = rj - 0.5 * depth;
   const Vec3& wi = particles_.angularVelocity[i];
   const Vec3& wj = particles_.angularVelocity[j];
@@ -755,7 +779,7 @@ bool Simulation::spherePair(std::size_t k) {
   const Vec3 vt = rel - vn * n;
   Real fn = 0, kt = 0, gt = 0;
   if (law.model == ContactModel::HertzMindlin) {
-    const Real a = std::sqrt(pc.radius * depth), sa = std::sqrt(a);
+    const Real a = g.a, sa = g.sa;
     const Real dm = law.dampingCoefficient * pc.sqrtMass * sa;
     fn = law.hertzK * a * depth - dm * law.sqrtHertzK * vn;
     kt = law.mindlinK * a;
@@ -767,7 +791,7 @@ bool Simulation::spherePair(std::size_t k) {
     gt = law.dampingCoefficient * pc.sqrtMass * std::sqrt(kt);
   }
   fn = fn > 0 ? fn : 0;
-  const Vec3 ft = springWithSlip(p.shear, n, vt, kt, gt, law.friction * fn, options_.timeStep);
+  const Vec3 ft = springWithSlipAlong(p.shear, d, d2, vt, kt, gt, law.friction * fn, options_.timeStep);
   const Vec3 nxf = n.cross(ft);
   const Vec3 f = fn * n + ft;
   Vec3 ti = -ai * nxf, tj = -aj * nxf;
@@ -1106,6 +1130,8 @@ template <bool Scatter>
 void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped,
                            std::int64_t& warnings, double& narrow) {
   std::uint32_t active[kPairBlock];
+  Real sumRadius[kPairBlock];
+  alignas(16) Real gD2[kPairBlock], gInv[kPairBlock], gDepth[kPairBlock], gA[kPairBlock], gSa[kPairBlock];
   const Vec3* x = particles_.position.data();
   const Real* radius = sphereRadius_.data();
   int nActive = 0;
@@ -1113,11 +1139,24 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
     const PairState& p = pairs_[static_cast<std::size_t>(k)];
     const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
     const Real r = radius[i] + radius[j];
+    const Real d2 = (x[j] - x[i]).squaredNorm();
     // (bitwise, not short-circuit: no branch)
-    const int work = static_cast<int>(p.cache >= 0) | static_cast<int>(p.touching != 0) |
-                     static_cast<int>((x[j] - x[i]).squaredNorm() < r * r);
+    const int work = static_cast<int>(p.cache >= 0) | static_cast<int>(p.touching != 0) | static_cast<int>(d2 < r * r);
     active[nActive] = static_cast<std::uint32_t>(k - k0);
+    sumRadius[nActive] = r;
+    gD2[nActive] = d2;
     nActive += work;
+  }
+  // The sphere kernel's chain of square roots (|d|, then √(R* depth), then its root) and the
+  // division for n, for every active pair at once: independent from pair to pair, they overlap
+  // here instead of stalling each pair's kernel in turn (one array per quantity: packed square
+  // roots and stores). Same operations, same bits. (Skipped in beds without sphere pairs.)
+  for (int a = 0; a < (spherePairs_ > 0 ? nActive : 0); ++a) {
+    const Real dist = std::sqrt(gD2[a]);
+    gInv[a] = 1 / dist;
+    gDepth[a] = sumRadius[a] - dist;
+    gA[a] = std::sqrt(pairConst_[static_cast<std::size_t>(k0 + active[a])].radius * gDepth[a]);
+    gSa[a] = std::sqrt(gA[a]);
   }
   for (int a = 0; a < nActive; ++a) {
     const auto k = static_cast<std::size_t>(k0 + active[a]);
@@ -1132,7 +1171,7 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
       }
     }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)
-      if (!spherePair<Scatter>(k)) releasePair(k);
+      if (!spherePair<Scatter>(k, SphereGeometry{gD2[a], gInv[a], gDepth[a], gA[a], gSa[a]})) releasePair(k);
       continue;
     }
     switch (pairForces(k, narrow)) {

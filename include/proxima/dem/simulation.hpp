@@ -211,8 +211,14 @@ class Simulation {
   void manifoldForces(std::size_t k, const ContactResult& r);
   /// Sphere-sphere pair k (analytic contact, the whole law inlined); returns whether it touches.
   /// Scatter: add the force and torques to the particles not on a range boundary (partitionPairs).
+  /// A sphere pair's centre-line quantities, computed for a whole block before its pairs are
+  /// done (pairBlock): d2 = |x_j - x_i|², inv = 1/√d2, depth = r_i + r_j - √d2, and the Hertz
+  /// contact radius a = √(R* depth) with √a. (NaN when apart: not read then.)
+  struct SphereGeometry {
+    Real d2, inv, depth, a, sa;
+  };
   template <bool Scatter>
-  bool spherePair(std::size_t k);
+  bool spherePair(std::size_t k, const SphereGeometry& g);
   static constexpr std::int64_t kPairBlock = 256;
   template <bool Scatter>
   void pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped, std::int64_t& warnings,
