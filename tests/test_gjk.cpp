@@ -309,6 +309,20 @@ TEST(GjkBadInput, InvalidInputWithMessage) {
   skew.rotation(0, 1) = 0.5;
   r = distance(Shape(Point{}), skew, Shape(Point{}), {});
   EXPECT_EQ(r.status, Status::InvalidInput);
+  EXPECT_NE(r.message.find("not a rotation"), std::string::npos) << r.message;
+  // validatePose's fast path (six entries of RᵀR) hands every bad pose to the checks that name it.
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (const Real bad : {nan, std::numeric_limits<Real>::infinity(), 1e-6}) {
+        Transform t;
+        t.rotation(i, j) += bad;
+        const auto m = validatePose(t);
+        ASSERT_TRUE(m.has_value()) << i << j << bad;
+        EXPECT_NE(m->find(bad == 1e-6 ? "not a rotation" : "non-finite"), std::string::npos) << *m;
+      }
+  EXPECT_FALSE(validatePose(Transform{}).has_value());
+  EXPECT_FALSE(validatePose(Transform(Quat(Eigen::AngleAxis<Real>(0.7, Vec3(1, 2, 3).normalized())), Vec3(1e9, 0, 0)))
+                   .has_value());
   EXPECT_FALSE(Polytope::fromPoints(std::vector<Vec3>{}).ok());
   auto bad = Polytope::fromPoints(std::vector<Vec3>{Vec3(0, 0, 0), Vec3(nan, 1, 1)});
   ASSERT_FALSE(bad.ok());

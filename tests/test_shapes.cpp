@@ -256,3 +256,40 @@ TEST(MassProperties, ShapesWithoutVolumeAreRejected) {
   EXPECT_FALSE(m.ok());
   EXPECT_NE(m.message().find("radius"), std::string::npos);
 }
+
+// Shape::quickValid is validate()'s fast path (no messages): it must agree with the full check on
+// every field of every geometry kind, for valid values and for each way a value can be bad.
+TEST(ShapeValidation, QuickCheckAgreesWithTheFullCheck) {
+  const Real inf = std::numeric_limits<Real>::infinity(), nan = std::numeric_limits<Real>::quiet_NaN();
+  const Real values[] = {0.0, 0.5, 1e300, -0.0, -1e-300, -1.0, inf, -inf, nan};
+  int cases = 0, invalid = 0;
+  auto check = [&](const Shape& s) {
+    const bool full = !s.validate().has_value();
+    EXPECT_EQ(s.quickValid(), full) << "shape type " << static_cast<int>(s.type());
+    ++cases;
+    invalid += !full;
+  };
+  for (const Real x : values) {
+    for (int k = 0; k < 3; ++k) {
+      Vec3 v(0.5, 0.5, 0.5);
+      v[k] = x;
+      check(Shape(Box{v}));
+      check(Shape(Ellipsoid{v}));
+      check(Shape(Point{v}));
+      check(Shape(Segment{Vec3::Zero(), v}));
+      check(Shape(Triangle{{Vec3::Zero(), Vec3::UnitX(), v}}));
+      check(Shape(Tetrahedron{{Vec3::Zero(), Vec3::UnitX(), Vec3::UnitY(), v}}));
+    }
+    check(Shape(Sphere{x}));
+    check(Shape(Capsule{x, 1}));
+    check(Shape(Capsule{1, x}));
+    check(Shape(Cylinder{x, 1}));
+    check(Shape(Cylinder{1, x}));
+    check(Shape(Cone{x, 1}));
+    check(Shape(Cone{1, x}));
+    check(Shape(Box{Vec3(1, 1, 1)}, x));  // inflate
+  }
+  check(Shape(Polytope{}));
+  EXPECT_GT(invalid, 50);
+  EXPECT_LT(invalid, cases);
+}

@@ -12,6 +12,19 @@ using detail::Core;
 using detail::coreOf;
 
 std::optional<std::string> validatePose(const Transform& pose) {
+  // Fast path (every query of the runtime API comes here twice): RᵀR is symmetric, so its six
+  // distinct entries decide |RᵀR - I| < tol; a non-finite entry makes one of them NaN or
+  // infinite, which fails the same comparisons. Only a failing pose takes the path below, which
+  // names what is wrong.
+  {
+    const Mat3& r = pose.rotation;
+    const Vec3 c0 = r.col(0), c1 = r.col(1), c2 = r.col(2);
+    const Real e[6] = {c0.squaredNorm() - 1, c1.squaredNorm() - 1, c2.squaredNorm() - 1,
+                       c0.dot(c1),           c0.dot(c2),           c1.dot(c2)};
+    bool ok = pose.translation.allFinite();
+    for (const Real x : e) ok &= std::abs(x) < tol::kRotationOrthonormality;
+    if (ok) return std::nullopt;
+  }
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
   if (!pose.rotation.allFinite()) return std::string("orientation has a non-finite component");
   const Real err = (pose.rotation.transpose() * pose.rotation - Mat3::Identity()).cwiseAbs().maxCoeff();

@@ -1,6 +1,7 @@
 #include "proxima/shapes/shape.hpp"
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <sstream>
 
@@ -105,7 +106,41 @@ Vec3 Shape::support(const Vec3& d, SupportHint& h) const {
   return s;
 }
 
+namespace {
+// A finite value >= 0 (false for NaN and infinities).
+inline bool finiteNonNegative(Real x) { return x >= 0 && x <= std::numeric_limits<Real>::max(); }
+}  // namespace
+
+// validate()'s checks without building messages: every query of the runtime API validates both
+// shapes, and a valid shape (nearly always) should cost a few comparisons.
+bool Shape::quickValid() const {
+  if (!finiteNonNegative(inflate_)) return false;
+  return std::visit(
+      [](const auto& g) -> bool {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, Point>) return g.p.allFinite();
+        else if constexpr (std::is_same_v<G, Segment>) return g.a.allFinite() && g.b.allFinite();
+        else if constexpr (std::is_same_v<G, Triangle> || std::is_same_v<G, Tetrahedron>) {
+          bool ok = true;
+          for (const Vec3& v : g.v) ok &= v.allFinite();
+          return ok;
+        } else if constexpr (std::is_same_v<G, Sphere>) return finiteNonNegative(g.radius);
+        else if constexpr (std::is_same_v<G, Ellipsoid>)
+          return finiteNonNegative(g.radii[0]) && finiteNonNegative(g.radii[1]) && finiteNonNegative(g.radii[2]);
+        else if constexpr (std::is_same_v<G, Box>)
+          return finiteNonNegative(g.halfExtents[0]) && finiteNonNegative(g.halfExtents[1]) &&
+                 finiteNonNegative(g.halfExtents[2]);
+        else if constexpr (std::is_same_v<G, Capsule> || std::is_same_v<G, Cylinder>)
+          return finiteNonNegative(g.radius) && finiteNonNegative(g.halfLength);
+        else if constexpr (std::is_same_v<G, Cone>) return finiteNonNegative(g.radius) && finiteNonNegative(g.height);
+        else if constexpr (std::is_same_v<G, Polytope>) return g.vertexCount() != 0;
+        else return false;  // a new geometry kind: the full check decides
+      },
+      geometry_);
+}
+
 std::optional<std::string> Shape::validate() const {
+  if (quickValid()) return std::nullopt;
   if (auto m = checkNonNegative("inflate", inflate_)) return m;
   return std::visit(
       [](const auto& g) -> std::optional<std::string> {

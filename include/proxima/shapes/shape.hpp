@@ -39,6 +39,8 @@ class Shape {
 
   /// nullopt when the shape is usable; otherwise a message naming the offending field.
   [[nodiscard]] std::optional<std::string> validate() const;
+  /// validate() without the messages: true when validate() would return nothing.
+  [[nodiscard]] bool quickValid() const;
 
  private:
   ShapeGeometry geometry_ = Point{};
