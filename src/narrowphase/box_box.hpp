@@ -123,8 +123,8 @@ inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3&
   // (faces give the manifold a reference face; at a tie both are the depth).
   const Real scale = ha.norm() + hb.norm() + t.norm();
   const Real faceBest = best;
-  // The overlap along l is ov / |l| with ov = ha·|l| + hb·|r^T l| - |l·t|: compared as ov < best |l|,
-  // so the only division is the winner's. (r^T l)_j = 0 exactly: the same two products cancel.
+  // The overlap along l is ov / |l| with ov = ha·|l| + hb·|r^T l| - |l·t|: compared squared, so
+  // the only square root and division are the winners'. (r^T l)_j = 0 exactly: the same two products cancel.
   for (int i = 0; i < 3; ++i) {
     const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
     for (int j = 0; j < 3; ++j) {
@@ -136,8 +136,11 @@ inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3&
         if (m != j) rb += hb[m] * std::abs(r(i1, m) * l1 + r(i2, m) * l2);
       const Real ov = ha[i1] * std::abs(l1) + ha[i2] * std::abs(l2) + rb - std::abs(l1 * t[i1] + l2 * t[i2]);
       if (!(ov > 0)) return false;
-      const Real len = std::sqrt(len2);
-      if (ov < best * len && ov < (faceBest - 1e-13 * scale) * len) {
+      // ov / |l| < bound  <=>  ov² < bound² |l|² (both sides positive): the square root only for
+      // an axis that wins.
+      const Real bound = std::min(best, faceBest - 1e-13 * scale);
+      if (bound > 0 && ov * ov < bound * bound * len2) {
+        const Real len = std::sqrt(len2);
         best = ov / len, kind = 2, bi = i, bj = j;
         bestAxis = Vec3::Zero();
         bestAxis[i1] = l1 / len, bestAxis[i2] = l2 / len;
