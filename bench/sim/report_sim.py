@@ -64,14 +64,18 @@ def main():
                  share=r.get("timed_cpu_share"), per_cpu=r.get("particle_steps_per_cpu_s"), rss=r.get("peak_rss_mb"),
                  settled=r.get("settled"), name=r["peer"]))
     lines = ["## Whole simulations (`proxima_bench_dem`, peers via `bench/sim/run_peers.py`)", "",
-             f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} ({os.cpu_count()} cores, shared: other jobs were "
-             "running, so the CPU share of the timed window is given and the per-CPU-second rate is the "
+             f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} ({os.cpu_count()} cores, shared with other work at "
+             "times, so the CPU share of each timed window is given and the per-CPU-second rate is the "
              "fairer single-core comparison). Protocol: bench/peers/README.md (pour and settle 0.5 s untimed, "
              "then time a fixed number of steps of the settled bed). Commands:", "",
              "```", "cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release && cmake --build build-bench -j2 --target proxima_bench_dem",
-             "build-bench/bench/proxima_bench_dem bench/sim/scenes/spheres10k.yaml --timed-steps 5000 --threads 1,2 --out prox.json",
+             "build-bench/bench/proxima_bench_dem bench/sim/scenes/spheres10k.yaml --timed-steps 5000 --threads 1,2 --settled CK --out prox.json",
              "python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts,lammps,yade --out peers.json",
-             "python3 bench/sim/report_sim.py --proxima docs/bench-data/proxima_*.json --peers bench/sim/results/peers-2026-11-22.json", "```", ""]
+             # the report's own command line, as run (which data files the tables come from)
+             "python3 bench/sim/report_sim.py " + " ".join(
+                 (["--proxima"] + [os.path.relpath(x) for x in a.proxima] if a.proxima else [])
+                 + (["--peers"] + [os.path.relpath(x) for x in a.peers] if a.peers else [])) + " --note ...",
+             "```", ""]
     for note in a.note:
         lines += [note, ""]
     for scene, rs in rows.items():
