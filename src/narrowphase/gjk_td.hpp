@@ -522,19 +522,22 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           if (ok) {
             const Real sc = std::sqrt(scale2);
             // Coplanar faces of one facet: the one whose triangle holds the origin's projection.
+            // (The winner's barycentrics are kept: the same call on the same face gave the same bits.)
             int best = 0;
+            bool have = false;
             Real worst = -std::numeric_limits<Real>::infinity();
+            Real lam[3];
             for (int k = 0; k < 4; ++k) {
               const LeanFace& g = F[k];
               if (!(g.d <= A.d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
               Real l[3];
               faceBarycentrics(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.n, g.d * g.n, l);
               const Real m = std::min({l[0], l[1], l[2]});
-              if (m > worst) worst = m, best = k;
+              if (m > worst) worst = m, best = k, have = true, lam[0] = l[0], lam[1] = l[1], lam[2] = l[2];
             }
+            if (!have)  // (no candidate: non-finite planes only) the base's own barycentrics
+              faceBarycentrics(y[F[0].v[0]], y[F[0].v[1]], y[F[0].v[2]], F[0].n, F[0].d * F[0].n, lam);
             const LeanFace& G = F[best];
-            Real lam[3];
-            faceBarycentrics(y[G.v[0]], y[G.v[1]], y[G.v[2]], G.n, G.d * G.n, lam);
             Vec3 paF[3], pbA[3];
             for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = toA(lb[G.v[i]]);
             const Real d = h < 0 ? 0 : h;
