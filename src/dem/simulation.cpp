@@ -32,17 +32,11 @@ inline void sincAndCos(Real y2, Real& sinc, Real& c) {
 }
 
 // Tangential spring with history (tangentialForce and the sphere kernel): the history rotated into
-// the current tangent plane (normal n) keeping its length, incremented by vt dt; force
-// -kt s - gt vt, Coulomb-limited to `limit` with the spring reset so that spring + damping equal the
-// limit on slip. Updates `shear`, returns the tangential force.
-inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, Real gt, Real limit, Real dt) {
-  Vec3 s = shear;
-  const Real len2 = s.squaredNorm();
-  if (len2 > 0) {
-    s -= s.dot(n) * n;
-    const Real proj2 = s.squaredNorm();
-    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
-  }
+// the current tangent plane keeping its length (springWithSlip, springWithSlipAlong), then
+// springStep: incremented by vt dt; force -kt s - gt vt, Coulomb-limited to `limit` with the spring
+// reset so that spring + damping equal the limit on slip. Updates `shear`, returns the tangential
+// force.
+inline Vec3 springStep(Vec3& shear, Vec3 s, const Vec3& vt, Real kt, Real gt, Real limit, Real dt) {
   s += vt * dt;
   Vec3 ft = -kt * s - gt * vt;
   const Real ft2 = ft.squaredNorm();
@@ -54,11 +48,23 @@ inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, 
   return ft;
 }
 
-// springWithSlip for the sphere kernel, with the history's projection written with the
-// unnormalised centre line d (|d|² = d2) instead of n = d/|d|: s - (s·d/d2) d, rescaled by
-// √(|s|² d2 / (|s|² d2 - (s·d)²)) to keep its length (zero when nothing is left). The same
-// projection, but its division and square root no longer wait for |d| and n (a square root and a
-// division of their own), so the two chains overlap; the rest is springWithSlip's.
+// The history projected on the plane of the unit normal n.
+inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, Real gt, Real limit, Real dt) {
+  Vec3 s = shear;
+  const Real len2 = s.squaredNorm();
+  if (len2 > 0) {
+    s -= s.dot(n) * n;
+    const Real proj2 = s.squaredNorm();
+    if (proj2 > 0) s *= std::sqrt(len2 / proj2);
+  }
+  return springStep(shear, s, vt, kt, gt, limit, dt);
+}
+
+// The sphere kernel's form: the projection written with the unnormalised centre line d
+// (|d|² = d2) instead of n = d/|d|: s - (s·d/d2) d, rescaled by √(|s|² d2 / (|s|² d2 - (s·d)²)) to
+// keep its length (zero when nothing is left). The same projection, but its division and square
+// root no longer wait for |d| and n (a square root and a division of their own), so the two chains
+// overlap.
 inline Vec3 springWithSlipAlong(Vec3& shear, const Vec3& d, Real d2, const Vec3& vt, Real kt, Real gt, Real limit,
                                 Real dt) {
   Vec3 s = shear;
@@ -68,15 +74,7 @@ inline Vec3 springWithSlipAlong(Vec3& shear, const Vec3& d, Real d2, const Vec3&
     const Real full = len2 * d2, proj = full - sd * sd;
     s = proj > 0 ? Vec3((s - (sd / d2) * d) * std::sqrt(full / proj)) : Vec3::Zero();
   }
-  s += vt * dt;
-  Vec3 ft = -kt * s - gt * vt;
-  const Real ft2 = ft.squaredNorm();
-  if (ft2 > limit * limit) {
-    ft *= limit / std::sqrt(ft2);
-    s = kt > 0 ? Vec3(-(ft + gt * vt) / kt) : Vec3::Zero();
-  }
-  shear = s;
-  return ft;
+  return springStep(shear, s, vt, kt, gt, limit, dt);
 }
 
 // A product of unit quaternions has |q|² = 1 + O(1e-16): one Newton step of 1/√ about 1,
@@ -1156,7 +1154,8 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
   // division for n, for every active pair at once: independent from pair to pair, they overlap
   // here instead of stalling each pair's kernel in turn (one array per quantity: packed square
   // roots and stores). Same operations, same bits. (Skipped in beds without sphere pairs.)
-  for (int a = 0; a < (spherePairs_ > 0 ? nActive : 0); ++a) {
+  const int nGeometry = spherePairs_ > 0 ? nActive : 0;
+  for (int a = 0; a < nGeometry; ++a) {
     const Real dist = std::sqrt(gD2[a]);
     gInv[a] = 1 / dist;
     gDepth[a] = sumRadius[a] - dist;

@@ -209,14 +209,14 @@ class Simulation {
   Vec3 tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff, Real fn,
                        Vec3& shear) const;
   void manifoldForces(std::size_t k, const ContactResult& r);
-  /// Sphere-sphere pair k (analytic contact, the whole law inlined); returns whether it touches.
-  /// Scatter: add the force and torques to the particles not on a range boundary (partitionPairs).
   /// A sphere pair's centre-line quantities, computed for a whole block before its pairs are
   /// done (pairBlock): d2 = |x_j - x_i|², inv = 1/√d2, depth = r_i + r_j - √d2, and the Hertz
   /// contact radius a = √(R* depth) with √a. (NaN when apart: not read then.)
   struct SphereGeometry {
     Real d2, inv, depth, a, sa;
   };
+  /// Sphere-sphere pair k (analytic contact, the whole law inlined); returns whether it touches.
+  /// Scatter: add the force and torques to the particles not on a range boundary (partitionPairs).
   template <bool Scatter>
   bool spherePair(std::size_t k, const SphereGeometry& g);
   static constexpr std::int64_t kPairBlock = 256;
