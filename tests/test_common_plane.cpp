@@ -257,9 +257,15 @@ TEST(CommonPlane, ResultFieldsAndSeparatedPairs) {
     EXPECT_EQ(r.status, Status::Overlapping);
     EXPECT_NEAR(r.depth, 0.1, tol);
     EXPECT_NEAR(r.distance, -r.depth, 0);
-    EXPECT_NEAR(r.witnessA.x(), 1, 0);
-    EXPECT_NEAR(r.witnessB.x(), 0.9, 1e-15);
+    EXPECT_NEAR(r.witnessA.x(), 1, tol);
+    EXPECT_NEAR(r.witnessB.x(), 0.9, tol);
     EXPECT_NEAR((r.contactPoint - 0.5 * (r.witnessA + r.witnessB)).norm(), 0, 0);
+    // The witnesses face each other across the contact (witness_a - witness_b = depth n) in the
+    // middle of the touching faces (B's face, x = 0.9, spans y in [-0.4, 0.6], z in [-0.3, 0.7]):
+    // not at the two most buried corners, whose midpoint lies outside both boxes.
+    EXPECT_NEAR((r.witnessA - r.witnessB - r.depth * r.normal).norm(), 0, 1e-14);
+    EXPECT_NEAR(r.contactPoint.y(), 0.1, tol);
+    EXPECT_NEAR(r.contactPoint.z(), 0.2, tol);
     EXPECT_EQ(r.contactCount, 1);
     EXPECT_EQ(r.contacts[0].depth, r.depth);
     EXPECT_GT(r.iterations, 0);
@@ -332,6 +338,20 @@ TEST(CommonPlane, NezamiAgreesWithSatOracleOnRandomOverlaps) {
       EXPECT_LE(std::abs(r.depth - static_cast<double>(o.depth)), std::max(1e-12 * static_cast<double>(o.depth), 2e-15)) << i;
       EXPECT_LE(one.normal, 1e-12) << i;
       converged.add(oa, ob, o, r);
+      // Witnesses: a point pair across the contact (witness_a - witness_b = depth n), on A and on B
+      // (to ~1e-9 of the size).
+      EXPECT_LE((r.witnessA - r.witnessB - r.depth * r.normal).norm(), 1e-12) << i;
+      auto inside = [](const PolyhedronFeatures& f, const Vec3& x) {
+        Real worst = -1;
+        for (const Vec3& m : f.faceNormals) {
+          Real h = -std::numeric_limits<Real>::infinity();
+          for (const Vec3& v : f.vertices) h = std::max(h, m.dot(v));
+          worst = std::max(worst, m.dot(x) - h);
+        }
+        return worst;
+      };
+      EXPECT_LE(inside(fa, r.witnessA), 1e-9) << i;
+      EXPECT_LE(inside(fb, r.witnessB), 1e-9) << i;
       // Swapping the bodies gives the same plane with the normal reversed.
       const ContactResult sw = revisedNezami(fb, fa);
       EXPECT_NEAR(sw.depth, r.depth, 1e-14) << i;

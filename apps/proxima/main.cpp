@@ -53,10 +53,24 @@ struct QueryOptions {
   PenetrationMethod method = PenetrationMethod::GjkTd;
 };
 
+// A JSON library error as a user reads it: without the library's "[json.exception...]" tag, and
+// for a batch line without the parser's "line 1" (the caller names the batch line).
+std::string jsonErrorText(const json::exception& e, bool oneLine) {
+  std::string m = e.what();
+  if (const auto tag = m.find("] "); m.rfind("[json.exception.", 0) == 0 && tag != std::string::npos) m = m.substr(tag + 2);
+  if (oneLine)
+    if (const auto at = m.find("at line 1, column"); at != std::string::npos) m.replace(at, 17, "at column");
+  return m;
+}
+
+json invalid(const std::string& message, const QueryOptions& q, const json& id = nullptr) {
+  return io::invalidInputJson(message, id, q.contact ? std::optional<PenetrationMethod>(q.method) : std::nullopt);
+}
+
 json runPair(const json& j, const std::string& baseDir, io::MeshCache& meshes, const QueryOptions& q) {
   json id = j.is_object() && j.contains("id") ? j["id"] : json(nullptr);
   auto pair = io::parsePair(j, baseDir, &meshes);
-  if (!pair) return io::invalidInputJson(pair.message(), id);
+  if (!pair) return invalid(pair.message(), q, id);
   const auto& p = pair.value();
   json out;
   if (q.contact) {
@@ -78,16 +92,27 @@ int runBatch(std::istream& in, const std::string& baseDir, const QueryOptions& q
   while (std::getline(in, line)) {
     ++no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank lines are skipped
+    const std::string where = "line " + std::to_string(no) + ": ";
     json out;
     try {
       out = runPair(json::parse(line), baseDir, meshes, q);
-    } catch (const json::parse_error& e) {
-      out = io::invalidInputJson("line " + std::to_string(no) + ": malformed JSON: " + e.what());
+      // (a field error names the field; the line is named here)
+      if (out["status"] == "invalid_input" && out.contains("message"))
+        out["message"] = where + out["message"].get<std::string>();
+    } catch (const json::exception& e) {  // syntax errors, numbers beyond a double (1e400), ...
+      out = invalid(where + "malformed JSON: " + jsonErrorText(e, true), q);
     }
     std::cout << out.dump() << '\n';
+    std::cout.flush();  // a result per line as it is computed (a later line cannot lose it)
   }
-  std::cout.flush();
   return 0;
+}
+
+// An input path that exists but is not a readable file (a directory): the message, else empty.
+std::string notAFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "'" + path + "' is a directory, not a file";
+  return {};
 }
 
 // Runs one subcommand on a pair file, a batch, or the built-in examples.
@@ -98,6 +123,10 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
   }
   if (!batchFile.empty()) {
     if (batchFile == "-") return runBatch(std::cin, std::filesystem::current_path().string(), q);
+    if (const std::string m = notAFile(batchFile); !m.empty()) {
+      std::cerr << "proxima " << name << ": cannot read batch file: " << m << '\n';
+      return 2;
+    }
     std::ifstream in(batchFile);
     if (!in) {
       std::cerr << "proxima " << name << ": cannot open batch file '" << batchFile << "'\n";
@@ -114,6 +143,10 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
       for (const char* text : kBuiltInPairs) std::cout << runPair(json::parse(text), "", meshes, q).dump() << '\n';
     return 0;
   }
+  if (const std::string m = notAFile(pairFile); !m.empty()) {
+    std::cerr << "proxima " << name << ": cannot read pair file: " << m << '\n';
+    return 2;
+  }
   std::ifstream in(pairFile);
   if (!in) {
     std::cerr << "proxima " << name << ": cannot open '" << pairFile << "'\n";
@@ -122,13 +155,14 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    std::cout << io::invalidInputJson(pairFile + ": malformed JSON: " + e.what()).dump() << '\n';
+  } catch (const json::exception& e) {  // syntax errors, numbers beyond a double (1e400), ...
+    std::cout << invalid(pairFile + ": malformed JSON: " + jsonErrorText(e, false), q).dump() << '\n';
     return 1;
   }
   const json out = runPair(j, std::filesystem::path(pairFile).parent_path().string(), meshes, q);
   std::cout << out.dump() << '\n';
-  return out["status"] == "invalid_input" ? 1 : 0;
+  // Exit status 1 when there is no answer: invalid input, or a query that broke down (degenerate).
+  return out["status"] == "invalid_input" || out["status"] == "degenerate" ? 1 : 0;
 }
 
 }  // namespace

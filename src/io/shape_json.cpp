@@ -15,6 +15,8 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr Real kMaxMagnitude = 1e150;
+
 struct ParseError {
   std::string message;
 };
@@ -25,6 +27,9 @@ Real number(const json& j, const std::string& field) {
   if (!j.is_number()) fail(field, "expected a number, got " + std::string(j.type_name()));
   const Real x = j.get<Real>();
   if (!std::isfinite(x)) fail(field, "not finite");
+  // Sizes and coordinates enter products (support values, squared distances): beyond this they
+  // overflow inside the query and the answer would be a 'degenerate' full of nulls.
+  if (std::abs(x) > kMaxMagnitude) fail(field, "out of range (|x| > 1e150, got " + j.dump() + ")");
   return x;
 }
 
@@ -108,13 +113,13 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
     allow({"radii"});
     const Vec3 r = vec3(require(j, "radii", where), where + ".radii");
     for (int i = 0; i < 3; ++i)
-      if (r[i] < 0) fail(where + ".radii[" + std::to_string(i) + "]", "must be >= 0");
+      if (r[i] < 0) fail(where + ".radii[" + std::to_string(i) + "]", "must be >= 0 (got " + json(r[i]).dump() + ")");
     s = Shape(Ellipsoid{r});
   } else if (type == "box") {
     allow({"half_extents"});
     const Vec3 h = vec3(require(j, "half_extents", where), where + ".half_extents");
     for (int i = 0; i < 3; ++i)
-      if (h[i] < 0) fail(where + ".half_extents[" + std::to_string(i) + "]", "must be >= 0");
+      if (h[i] < 0) fail(where + ".half_extents[" + std::to_string(i) + "]", "must be >= 0 (got " + json(h[i]).dump() + ")");
     s = Shape(Box{h});
   } else if (type == "capsule" || type == "cylinder") {
     allow({"radius", "half_length"});
@@ -185,7 +190,7 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
 
 json vecJson(const Vec3& v) {
   json a = json::array();
-  for (int i = 0; i < 3; ++i) a.push_back(std::isfinite(v[i]) ? json(v[i]) : json(nullptr));
+  for (int i = 0; i < 3; ++i) a.push_back(std::isfinite(v[i]) ? json(v[i] + 0.0) : json(nullptr));  // (+0.0: no "-0.0")
   return a;
 }
 
@@ -267,36 +272,39 @@ Result<ShapePair> parsePair(const json& j, const std::string& baseDir, MeshCache
 json toJson(const DistanceResult& r) {
   json o;
   o["status"] = std::string(toString(r.status));
-  o["distance"] = std::isfinite(r.distance) ? json(r.distance) : json(nullptr);
+  o["distance"] = std::isfinite(r.distance) ? json(r.distance + 0.0) : json(nullptr);
   o["witness_a"] = vecJson(r.witnessA);
   o["witness_b"] = vecJson(r.witnessB);
   o["normal"] = vecJson(r.normal);
   o["iterations"] = r.iterations;
   if (r.status == Status::Separated || r.status == Status::MaxIterations || r.status == Status::Degenerate)
-    o["lower_bound"] = std::isfinite(r.lowerBound) ? json(r.lowerBound) : json(nullptr);
+    o["lower_bound"] = std::isfinite(r.lowerBound) ? json(r.lowerBound + 0.0) : json(nullptr);
   if (!r.message.empty()) o["message"] = r.message;
   return o;
 }
 
 json toJson(const ContactResult& r) {
   json o = toJson(static_cast<const DistanceResult&>(r));
-  if (r.status == Status::InvalidInput) return o;
-  o["depth"] = std::isfinite(r.depth) ? json(r.depth) : json(nullptr);
+  o["depth"] = std::isfinite(r.depth) && r.status != Status::InvalidInput ? json(r.depth + 0.0) : json(nullptr);
   o["contact_point"] = vecJson(r.contactPoint);
   json list = json::array();
   for (int i = 0; i < r.contactCount; ++i)
-    list.push_back({{"point", vecJson(r.contacts[i].point)}, {"depth", r.contacts[i].depth}});
+    list.push_back({{"point", vecJson(r.contacts[i].point)}, {"depth", r.contacts[i].depth + 0.0}});
   o["contacts"] = std::move(list);
   o["expansions"] = r.expansions;
   o["method"] = std::string(toString(r.method));
   return o;
 }
 
-json invalidInputJson(const std::string& message, const json& id) {
-  DistanceResult r;
+json invalidInputJson(const std::string& message, const json& id, const std::optional<PenetrationMethod>& contactMethod) {
+  ContactResult r;
   r.status = Status::InvalidInput;
   r.message = message;
-  json o = toJson(r);
+  json o = toJson(static_cast<const DistanceResult&>(r));
+  if (contactMethod) {  // `proxima contact`: the same keys as its other results
+    r.method = *contactMethod;
+    o = toJson(r);
+  }
   if (!id.is_null()) o["id"] = id;
   return o;
 }

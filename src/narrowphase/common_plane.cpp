@@ -74,7 +74,142 @@ Vec3 centroidDirection(const PolyhedronFeatures& a, const PolyhedronFeatures& b)
   return len > 0 ? Vec3(d / len) : Vec3::UnitX();
 }
 
-/// Fills the ContactResult from the best normal: witnesses are the most buried vertices along n.
+// --- Witness points on the common plane -------------------------------------------------------
+// The methods give the plane (n, gap). The witnesses are a point pair x on A's supporting feature
+// along n and y on B's supporting feature along -n with x - y = -gap · n: a point where the two
+// features' projections on the plane overlap (they do at the optimal plane, whether the bodies
+// overlap or are apart). The most buried vertices alone are not that pair: in a face-face contact
+// they are two corners, and their midpoint can lie outside both bodies.
+
+using P2 = Eigen::Vector2d;
+
+Real cross2(const P2& o, const P2& a, const P2& b) { return (a - o).x() * (b - o).y() - (a - o).y() * (b - o).x(); }
+
+// Convex hull of a few 2-D points, counter-clockwise (Andrew's monotone chain); collinear points
+// are dropped, so the result is 1 point, 2 (a segment) or a polygon.
+std::vector<P2> hull2(std::vector<P2> p) {
+  std::sort(p.begin(), p.end(), [](const P2& u, const P2& v) { return u.x() < v.x() || (u.x() == v.x() && u.y() < v.y()); });
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  if (p.size() < 3) return p;
+  std::vector<P2> h(2 * p.size());
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    while (k >= 2 && cross2(h[k - 2], h[k - 1], p[i]) <= 0) --k;
+    h[k++] = p[i];
+  }
+  for (std::size_t i = p.size() - 1, t = k + 1; i-- > 0;) {
+    while (k >= t && cross2(h[k - 2], h[k - 1], p[i]) <= 0) --k;
+    h[k++] = p[i];
+  }
+  h.resize(k - 1);
+  return h;
+}
+
+// Part of the segment [s0, s1] inside the convex CCW polygon q (Cyrus-Beck); false if none.
+bool clipSegment(const std::vector<P2>& q, P2& s0, P2& s1) {
+  Real t0 = 0, t1 = 1;
+  const P2 d = s1 - s0;
+  for (std::size_t e = 0; e < q.size(); ++e) {
+    const P2& u = q[e];
+    const P2& v = q[(e + 1) % q.size()];
+    const P2 inward(-(v - u).y(), (v - u).x());
+    const Real num = inward.dot(s0 - u), den = inward.dot(d);  // inside: num + t den >= 0
+    if (den == 0) {
+      if (num < 0) return false;
+    } else if (den > 0) {
+      t0 = std::max(t0, -num / den);
+    } else {
+      t1 = std::min(t1, -num / den);
+    }
+  }
+  if (t0 > t1) return false;
+  const P2 a = s0 + t0 * d, b = s0 + t1 * d;
+  s0 = a, s1 = b;
+  return true;
+}
+
+// A point of the overlap of two convex 2-D sets given by their hulls (point, segment or CCW
+// polygon); false when they do not overlap (rounding, or an inexact Cundall normal).
+bool overlapPoint(const std::vector<P2>& p, const std::vector<P2>& q, P2& out) {
+  if (p.size() == 1 || q.size() == 1) {
+    out = p.size() == 1 ? p[0] : q[0];
+    return true;
+  }
+  if (p.size() == 2 && q.size() == 2) {  // two segments: their crossing (or the middle of a collinear overlap)
+    const P2 d1 = p[1] - p[0], d2 = q[1] - q[0], w = q[0] - p[0];
+    const Real den = d1.x() * d2.y() - d1.y() * d2.x();
+    if (std::abs(den) > 1e-12 * d1.norm() * d2.norm()) {
+      const Real s = (w.x() * d2.y() - w.y() * d2.x()) / den, t = (w.x() * d1.y() - w.y() * d1.x()) / den;
+      if (s < -1e-9 || s > 1 + 1e-9 || t < -1e-9 || t > 1 + 1e-9) return false;
+      out = p[0] + std::clamp<Real>(s, 0, 1) * d1;
+      return true;
+    }
+    const Real len2 = d1.squaredNorm();  // parallel: overlap of the parameter ranges along p
+    Real lo = std::max<Real>(0, std::min(w.dot(d1), (q[1] - p[0]).dot(d1)) / len2);
+    Real hi = std::min<Real>(1, std::max(w.dot(d1), (q[1] - p[0]).dot(d1)) / len2);
+    if (lo > hi) return false;
+    out = p[0] + (0.5 * (lo + hi)) * d1;
+    return true;
+  }
+  if (p.size() == 2 || q.size() == 2) {
+    const std::vector<P2>& seg = p.size() == 2 ? p : q;
+    const std::vector<P2>& poly = p.size() == 2 ? q : p;
+    P2 s0 = seg[0], s1 = seg[1];
+    if (!clipSegment(poly, s0, s1)) return false;
+    out = 0.5 * (s0 + s1);
+    return true;
+  }
+  // Two polygons: Sutherland-Hodgman, then the vertex average of the intersection.
+  std::vector<P2> cur = p;
+  for (std::size_t e = 0; e < q.size() && !cur.empty(); ++e) {
+    const P2& u = q[e];
+    const P2& v = q[(e + 1) % q.size()];
+    std::vector<P2> next;
+    for (std::size_t i = 0; i < cur.size(); ++i) {
+      const P2& x = cur[i];
+      const P2& y = cur[(i + 1) % cur.size()];
+      const Real dx = cross2(u, v, x), dy = cross2(u, v, y);
+      if (dx >= 0) next.push_back(x);
+      if ((dx >= 0) != (dy >= 0)) next.push_back(x + (y - x) * (dx / (dx - dy)));
+    }
+    cur = std::move(next);
+  }
+  if (cur.empty()) return false;
+  P2 c = P2::Zero();
+  for (const P2& x : cur) c += x;
+  out = c / static_cast<Real>(cur.size());
+  return true;
+}
+
+// Witnesses of the plane (n, gap) from the supporting features (vertices within rounding of each
+// support plane); false when the projections do not overlap.
+bool planeWitnesses(const PolyhedronFeatures& a, const PolyhedronFeatures& b, const Vec3& n, Vec3& wa, Vec3& wb) {
+  Real hA = -std::numeric_limits<Real>::infinity(), lB = std::numeric_limits<Real>::infinity();
+  Real size = 0, far = 0;
+  for (const Vec3& v : a.vertices) hA = std::max(hA, v.dot(n)), size = std::max(size, (v - a.centroid).norm()), far = std::max(far, v.norm());
+  for (const Vec3& v : b.vertices) lB = std::min(lB, v.dot(n)), size = std::max(size, (v - b.centroid).norm()), far = std::max(far, v.norm());
+  // Vertices of one face differ along n by rounding only: relative to the bodies' size, plus the
+  // rounding of world coordinates far from the origin.
+  const Real tol = 1e-9 * size + 64 * std::numeric_limits<Real>::epsilon() * far;
+  const auto [e1, e2] = orthonormalFrame(n);
+  const Vec3 o = a.centroid;  // 2-D coordinates about a nearby point (no cancellation far out)
+  auto to2 = [&](const Vec3& v) { return P2((v - o).dot(e1), (v - o).dot(e2)); };
+  std::vector<P2> pa, pb;
+  for (const Vec3& v : a.vertices)
+    if (v.dot(n) >= hA - tol) pa.push_back(to2(v));
+  for (const Vec3& v : b.vertices)
+    if (v.dot(n) <= lB + tol) pb.push_back(to2(v));
+  P2 x;
+  if (!overlapPoint(hull2(pa), hull2(pb), x)) return false;
+  const Vec3 inPlane = o + x.x() * e1 + x.y() * e2;
+  const Real base = o.dot(n);
+  wa = inPlane + (hA - base) * n;
+  wb = inPlane + (lB - base) * n;
+  return true;
+}
+
+/// Fills the ContactResult from the best normal: witnesses where the supporting features of both
+/// bodies along n face each other (planeWitnesses), else the most buried vertices.
 ContactResult makeResult(const PolyhedronFeatures& a, const PolyhedronFeatures& b, const Vec3& n, int evaluations,
                          int iterations, bool capped, PenetrationMethod method) {
   const Gap g = evaluateGap(a, b, n);
@@ -83,12 +218,14 @@ ContactResult makeResult(const PolyhedronFeatures& a, const PolyhedronFeatures& 
   r.normal = n;
   r.distance = g.gap;
   r.depth = std::max<Real>(0, -g.gap);
-  r.witnessA = a.vertices[g.iA];
-  r.witnessB = b.vertices[g.iB];
+  if (!planeWitnesses(a, b, n, r.witnessA, r.witnessB)) {
+    r.witnessA = a.vertices[g.iA];
+    r.witnessB = b.vertices[g.iB];
+  }
   r.contactPoint = 0.5 * (r.witnessA + r.witnessB);
   r.iterations = evaluations;
   r.expansions = iterations;
-  if (g.gap < 0) {
+  if (g.gap <= 0) {  // touching (gap 0) is a contact of depth 0, as for GJK-TD
     r.status = Status::Overlapping;
     r.contactCount = 1;
     r.contacts[0] = {r.contactPoint, r.depth};

@@ -52,7 +52,7 @@ inline void offsetByRadii(DistanceResult& r, Real ra, Real rb) {
   }
   r.distance -= ra + rb;
   r.lowerBound -= ra + rb;
-  if (r.distance < 0 && r.status == Status::Separated) r.status = Status::Overlapping;
+  if (r.distance <= 0 && r.status == Status::Separated) r.status = Status::Overlapping;  // touching counts as contact
 }
 
 }  // namespace proxima::detail

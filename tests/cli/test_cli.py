@@ -143,5 +143,46 @@ check("nezami needs polyhedra", r["status"] == "invalid_input" and "a:" in r["me
 rc, out, err = run(["--method", "bogus"], cmd="contact")
 check("bad method rejected", rc != 0 and "method" in err, (rc, err))
 
+# Reviewed defects (2026-11-26): none of these may crash, and each names the line or the path.
+over = '{"a": {"type": "sphere", "radius": 1e400}, "b": {"type": "point"}}'
+good = json.dumps(sep)
+rc, out, err = run(["--batch", "-"], stdin=good + "\n" + over + "\n" + good + "\n", cmd="contact")
+res = [json.loads(x) for x in out.strip().splitlines()]
+check("1e400 does not abort the batch", rc == 0 and len(res) == 3 and res[2]["status"] == "separated", (rc, err, res))
+check("1e400 names the line", res[1]["status"] == "invalid_input" and res[1]["message"].startswith("line 2:"), res[1])
+check("invalid contact result has the contact keys", CKEYS <= res[1].keys() and res[1]["depth"] is None and res[1]["contacts"] == [], res[1])
+bad = '{"a": {"type": "box", "half_extents": [1, -1, 1]}, "b": {"type": "point"}}'
+rc, out, _ = run(["--batch", "-"], stdin=good + "\n" + bad + "\n", cmd="contact")
+res = [json.loads(x) for x in out.strip().splitlines()]
+check("field error names the batch line", res[1]["message"].startswith("line 2: a.half_extents[1]") and "(got -1" in res[1]["message"], res[1])
+with tempfile.TemporaryDirectory() as d:
+    for args in ([d], ["--batch", d]):
+        rc, out, err = run(args, cmd="contact")
+        check(f"directory {args[0]} refused", rc == 2 and "directory" in err, (rc, out, err))
+    path = os.path.join(d, "over.json")
+    with open(path, "w") as f:
+        f.write(over)
+    rc, out, _ = run([path], cmd="contact")
+    check("1e400 pair file", rc == 1 and json.loads(out)["status"] == "invalid_input", (rc, out))
+far = {"a": {"type": "box", "half_extents": [1, 1, 1], "position": [-1e308, 0, 0]}, "b": {"type": "box", "half_extents": [1, 1, 1], "position": [1e308, 0, 0]}}
+rc, out, _ = run(["--batch", "-"], stdin=json.dumps(far) + "\n", cmd="contact")
+r = json.loads(out)
+check("coordinates beyond 1e150 refused", r["status"] == "invalid_input" and "a.position[0]" in r["message"], r)
+# Touching bodies are in contact (depth 0) for every shape and method, and no "-0.0" is printed.
+touch = {"a": {"type": "sphere", "radius": 1}, "b": {"type": "sphere", "radius": 1, "position": [2, 0, 0]}}
+tbox = {"a": {"type": "box", "half_extents": [1, 1, 1]}, "b": {"type": "box", "half_extents": [0.5, 0.5, 0.5], "position": [0, 0, 1.5]}}
+for pair, methods in ((touch, ["gjk-td"]), (tbox, ["gjk-td", "nezami", "cundall"])):
+    for method in methods:
+        rc, out, _ = run(["--batch", "-", "--method", method], stdin=json.dumps(pair) + "\n", cmd="contact")
+        r = json.loads(out)
+        check(f"touching {pair['a']['type']} {method}", r["status"] == "overlapping" and r["depth"] == 0 and "-0.0" not in out, out)
+# Common-plane witnesses face each other across the contact (not two buried corners).
+face = {"a": {"type": "box", "half_extents": [1, 1, 1]}, "b": {"type": "box", "half_extents": [0.5, 0.5, 0.5], "position": [0, 0, 1.4]}}
+for method in ["nezami", "cundall"]:
+    rc, out, _ = run(["--batch", "-", "--method", method], stdin=json.dumps(face) + "\n", cmd="contact")
+    r = json.loads(out)
+    check(f"{method} contact point", math.dist(r["contact_point"], [0, 0, 0.95]) < 1e-9, r)
+    check(f"{method} witness_a - witness_b = depth n", math.dist([a - b for a, b in zip(r["witness_a"], r["witness_b"])], [r["depth"] * x for x in r["normal"]]) < 1e-12, r)
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

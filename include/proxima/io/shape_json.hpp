@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -49,7 +50,10 @@ nlohmann::json toJson(const DistanceResult& r);
 /// (the manifold; empty when apart), "expansions" and "method".
 nlohmann::json toJson(const ContactResult& r);
 
-/// An invalid_input result carrying a message (for lines that cannot be parsed).
-nlohmann::json invalidInputJson(const std::string& message, const nlohmann::json& id = nullptr);
+/// An invalid_input result carrying a message (for lines that cannot be parsed). With a contact
+/// method: the keys of toJson(ContactResult) (depth null, no contacts), so `proxima contact` output
+/// has one schema.
+nlohmann::json invalidInputJson(const std::string& message, const nlohmann::json& id = nullptr,
+                                const std::optional<PenetrationMethod>& contactMethod = std::nullopt);
 
 }  // namespace proxima::io
