@@ -8,6 +8,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include <unistd.h>
+#include <cmath>
 #include <cstdlib>
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -186,13 +187,31 @@ int main(int argc, char** argv) {
     c->add_option("--support", support, "polytope support: auto, brute-force or hill-climb")
         ->check(CLI::IsMember({"auto", "brute-force", "hill-climb"}));
   }
+  // Number checks whose messages say what is expected (CLI11's range checks print the double range).
+  auto numberCheck = [](bool wholeNumber) {
+    return CLI::Validator(
+        [wholeNumber](std::string& text) -> std::string {
+          const std::string want = wholeNumber ? "a whole number >= 0" : "a positive, finite number of seconds";
+          try {
+            std::size_t used = 0;
+            const double x = std::stod(text, &used);
+            const bool ok = used == text.size() && std::isfinite(x) &&
+                            (wholeNumber ? x >= 0 && x == std::floor(x) && x < 1e6 : x > 0);
+            return ok ? std::string() : "expected " + want + ", got '" + text + "'";
+          } catch (const std::exception&) {
+            return "expected " + want + ", got '" + text + "'";
+          }
+        },
+        wholeNumber ? "INT>=0" : "SECONDS>0");
+  };
   app::RunOptions runOpts;
   auto* run = app.add_subcommand("run", "Run a DEM simulation from a YAML scenario (built-in default if omitted)");
   run->add_option("scenario", runOpts.scenario, "scenario file (YAML); see docs/scenario-format.md");
-  run->add_option("-o,--output", runOpts.output, "output directory (overrides output.directory)");
+  run->add_option("-o,--output", runOpts.output, "output directory (overrides output.directory)")
+      ->check(CLI::Validator([](std::string& d) { return d.empty() ? std::string("expected a directory, got ''") : std::string(); }, "DIR"));
   run->add_flag("--resume", runOpts.resume, "continue from OUTPUT/checkpoint.bin (bit-for-bit)");
-  run->add_option("-j,--threads", runOpts.threads, "OpenMP threads (overrides threads)")->check(CLI::NonNegativeNumber);
-  run->add_option("--duration", runOpts.duration, "simulated time in s (overrides time.duration)")->check(CLI::PositiveNumber);
+  run->add_option("-j,--threads", runOpts.threads, "OpenMP threads (overrides threads)")->check(numberCheck(true));
+  run->add_option("--duration", runOpts.duration, "simulated time in s (overrides time.duration)")->check(numberCheck(false));
   run->add_flag("--no-vtk", runOpts.noVtk, "no ParaView frames (CSV, checkpoints and summary only)");
   run->add_flag("-q,--quiet", runOpts.quiet, "no progress line");
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "proxima/dem/builder.hpp"
@@ -104,7 +105,55 @@ struct Cadence {
   std::int64_t total = 0, frame = 0, csv = 0, checkpoint = 0;
 };
 
-Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, double wallSeconds) {
+// The parts of a scenario that a resumed run must share with the run that wrote the checkpoint:
+// everything but the run length, the stop rule, the thread count and the output settings (which a
+// resume may change: results do not depend on them).
+json resumeFingerprint(const dem::Scenario& sc) {
+  json j = json::parse(sc.canonical.empty() ? "{}" : sc.canonical, nullptr, false);
+  if (!j.is_object()) return json::object();
+  for (const char* k : {"stop", "threads", "output"}) j.erase(k);
+  if (j.contains("time") && j["time"].is_object()) j["time"].erase("duration");
+  return j;
+}
+
+// A JSON pointer (/materials/0/youngs_modulus) as the scenario's field path (materials[0].youngs_modulus).
+std::string fieldPath(const std::string& pointer) {
+  std::string out, token;
+  std::istringstream in(pointer);
+  while (std::getline(in, token, '/')) {
+    if (token.empty()) continue;
+    const bool index = token.find_first_not_of("0123456789") == std::string::npos;
+    out += index ? "[" + token + "]" : (out.empty() ? "" : ".") + token;
+  }
+  return out.empty() ? pointer : out;
+}
+
+// The first particle whose state is not finite (a blown-up run), or -1.
+std::int64_t firstNonFinite(const dem::Simulation& sim) {
+  const auto& p = sim.particles();
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (!p.position[i].allFinite() || !p.velocity[i].allFinite() || !p.angularVelocity[i].allFinite())
+      return static_cast<std::int64_t>(i);
+  return -1;
+}
+
+// Removes what an earlier run wrote into the output folder (frames, series, checkpoint), so that a
+// fresh run does not leave, e.g., the walls of a different scenario in walls.pvd. Other files stay.
+void clearPreviousOutput(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* f : {"particles.pvd", "centres.pvd", "walls.pvd", "checkpoint.bin", "checkpoint.json", "summary.json"})
+    fs::remove(dir / f, ec);
+  if (!fs::is_directory(dir / "frames", ec)) return;
+  for (const auto& e : fs::directory_iterator(dir / "frames", ec)) {
+    const std::string name = e.path().filename().string();
+    const bool ours = e.path().extension() == ".vtu" &&
+                      (name.rfind("particles_", 0) == 0 || name.rfind("centres_", 0) == 0 || name.rfind("walls_", 0) == 0);
+    if (ours) fs::remove(e.path(), ec);
+  }
+}
+
+Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, double wallSeconds,
+                             const json& fingerprint) {
   const fs::path tmp = dir / "checkpoint.bin.tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -115,8 +164,8 @@ Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, do
   std::error_code ec;
   fs::rename(tmp, dir / "checkpoint.bin", ec);
   if (ec) return Result<bool>::failure("cannot rename " + tmp.string() + ": " + ec.message());
-  json meta = {{"step", sim.stepCount()}, {"time", sim.time()}, {"wall_seconds", wallSeconds}};
-  return io::writeFileAtomically(dir / "checkpoint.json", meta.dump(2) + "\n");
+  json meta = {{"step", sim.stepCount()}, {"time", sim.time()}, {"wall_seconds", wallSeconds}, {"scenario", fingerprint}};
+  return io::writeFileAtomically(dir / "checkpoint.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace
@@ -155,6 +204,22 @@ int runScenario(const RunOptions& o) {
 
   sim.options().profile = true;  // the summary reports the share of time in contact detection
   const Real dt = sim.options().timeStep;
+  // A run length that cannot be meant: the time step longer than the run, or more steps than any
+  // run finishes (a near-degenerate shape or an extreme material sets a tiny stable step).
+  if (!(dt > 0) || !std::isfinite(dt) || dt > sc.duration) {
+    std::cerr << "proxima run: " << sc.sourceFile << ": time: the time step (" << dt
+              << " s) must be positive and no longer than time.duration (" << sc.duration << " s)\n";
+    return 2;
+  }
+  if (const double steps = sc.duration / dt; !(steps <= 1e10)) {
+    std::cerr << "proxima run: " << sc.sourceFile << ": time: duration " << sc.duration << " s at a time step of " << dt
+              << " s is " << steps
+              << " steps (more than 1e10, which no run finishes); check time.duration, time.step, the materials "
+                 "(the stable step scales with the smallest particle and the stiffest material) and near-degenerate "
+                 "shapes (needles, flat hulls)\n";
+    return 2;
+  }
+  const json fingerprint = resumeFingerprint(sc);
   Cadence cad;
   cad.total = std::max<std::int64_t>(1, std::llround(sc.duration / dt));
   cad.frame = stepsFor(sc.output.frameInterval, dt, cad.total / 20);
@@ -175,14 +240,36 @@ int runScenario(const RunOptions& o) {
       return 2;
     }
     resumeStep = sim.stepCount();
+    json meta;
     try {
-      std::ifstream meta(dir / "checkpoint.json");
-      if (meta) wallBefore = json::parse(meta).value("wall_seconds", 0.0);
+      std::ifstream metaIn(dir / "checkpoint.json");
+      if (metaIn) meta = json::parse(metaIn);
     } catch (const std::exception&) {
+    }
+    if (meta.is_object()) wallBefore = meta.value("wall_seconds", 0.0);
+    if (meta.is_object() && meta.contains("scenario")) {
+      // Same scenario (up to duration, stop rule, threads, output) or no resume: a different one
+      // would continue a state it did not produce.
+      const json diff = json::diff(meta["scenario"], fingerprint);
+      if (!diff.empty()) {
+        std::string paths;
+        for (std::size_t k = 0; k < diff.size() && k < 6; ++k)
+          paths += (k ? ", " : "") + fieldPath(diff[k].value("path", std::string("?")));
+        if (diff.size() > 6) paths += ", ...";
+        std::cerr << "proxima run: --resume: " << sc.sourceFile << " differs from the scenario of the checkpoint in '"
+                  << dir.string() << "' at " << paths
+                  << " (only time.duration, stop, threads and output may change on a resume); run without --resume "
+                     "to start afresh\n";
+        return 2;
+      }
+    } else {
+      std::cerr << "proxima run: --resume: warning: " << (dir / "checkpoint.json").string()
+                << " is missing or has no scenario record; cannot check that the scenario is unchanged\n";
     }
     std::cerr << "proxima run: resuming at step " << sim.stepCount() << " (t = " << sim.time() << " s)\n";
   }
 
+  if (!resumeStep) clearPreviousOutput(dir);
   io::VtkSeriesWriter vtk(dir);
   if (sc.output.vtk && resumeStep) {
     if (auto r = vtk.resume(sim.time()); !r.ok()) {
@@ -206,6 +293,15 @@ int runScenario(const RunOptions& o) {
   std::int64_t lastRateStep = sim.stepCount();
   double rate = 0;
   auto record = [&]() -> bool {
+    if (const std::int64_t bad = firstNonFinite(sim); bad >= 0) {
+      const auto i = static_cast<std::size_t>(bad);
+      std::cerr << "\nproxima run: the simulation blew up by step " << sim.stepCount() << " (t = " << sim.time()
+                << " s): particle " << bad << " has position (" << sim.particles().position[i].transpose()
+                << ") and velocity (" << sim.particles().velocity[i].transpose()
+                << "). The time step (" << dt << " s) is too large for the stiffest contact, or a wall or lid is too light "
+                   "or too fast; the output up to the previous row is kept\n";
+      return false;
+    }
     const double w = wall();
     if (w > lastRateWall) rate = n * static_cast<double>(sim.stepCount() - lastRateStep) / (w - lastRateWall);
     lastRateWall = w;
@@ -249,7 +345,7 @@ int runScenario(const RunOptions& o) {
     if (s % cad.frame == 0 || last)
       if (!frame()) return 1;
     if (s % cad.checkpoint == 0 || last)
-      if (auto r = writeCheckpoint(dir, sim, wall()); !r.ok()) {
+      if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) {
         std::cerr << "proxima run: " << r.message() << '\n';
         return 1;
       }
@@ -259,7 +355,7 @@ int runScenario(const RunOptions& o) {
         std::cerr << "\nproxima run: kinetic energy per particle " << st.kineticEnergy / n << " J below "
                   << sc.stopKineticEnergy << " J at t = " << sim.time() << " s; stopping\n";
         if (!record() || !frame()) return 1;
-        if (auto r = writeCheckpoint(dir, sim, wall()); !r.ok()) return 1;
+        if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) return 1;
         stoppedEarly = true;
         break;
       }

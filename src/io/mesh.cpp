@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -91,6 +92,9 @@ R readStl(const std::string& path) {
         for (int k = 0; k < 3; ++k) {
           float c[3];
           std::memcpy(c, p + 12 * k, 12);
+          // (before the merge: a NaN key breaks the map's ordering and the vertex would vanish)
+          if (!(std::isfinite(c[0]) && std::isfinite(c[1]) && std::isfinite(c[2])))
+            return fail(path, 0, "binary facet " + std::to_string(f) + ", corner " + std::to_string(k) + " is not finite");
           tri[k] = vertexId(Vec3(c[0], c[1], c[2]));
         }
         mesh.triangles.push_back(tri);

@@ -823,7 +823,7 @@ nlohmann::json summaryJson(const dem::Simulation& sim, const nlohmann::json& ext
 }
 
 Result<bool> writeSummaryJson(const fs::path& path, const dem::Simulation& sim, const nlohmann::json& extra) {
-  return writeFileAtomically(path, summaryJson(sim, extra).dump(2) + "\n");
+  return writeFileAtomically(path, summaryJson(sim, extra).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 // ---- misc ------------------------------------------------------------------------------------------------

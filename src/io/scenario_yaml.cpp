@@ -566,6 +566,9 @@ void Parser::walls(const YAML::Node& n, dem::Scenario& sc) const {
     } else if (type == "box") {
       const Map m = map(n[i], path, {"type", "name", "min", "max", "open_top", "material", "velocity"});
       const std::string name = nameOf(m);
+      // The box's own name is taken too (its faces are name.xmin, ...): a plane of the same name
+      // would be indistinguishable in the output.
+      if (!used.insert(name).second) fail(nameNode(m), m.at("name"), "duplicate wall name \"" + name + "\"");
       const Vec3 lo = vec3(require(m, "min", "the lower corner [x, y, z]"), m.at("min"));
       const Vec3 hi = vec3(require(m, "max", "the upper corner [x, y, z]"), m.at("max"));
       for (int k = 0; k < 3; ++k)
@@ -685,13 +688,21 @@ Result<dem::Scenario> parseScenario(const std::string& yamlText, const std::stri
   const std::string file = sourceName.empty() ? std::string("<scenario>") : sourceName;
   YAML::Node root;
   try {
-    root = YAML::Load(yamlText);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(yamlText);
+    if (docs.size() > 1)
+      return Result<dem::Scenario>::failure(file + ": " + std::to_string(docs.size()) +
+                                            " YAML documents ('---' separators); a scenario is one document");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     const std::string where = e.mark.is_null() ? file + ": " : file + ":" + std::to_string(e.mark.line + 1) + ": ";
-    return Result<dem::Scenario>::failure(where + "YAML syntax error: " + e.msg);
+    const bool tabs = yamlText.find('\t') != std::string::npos;
+    return Result<dem::Scenario>::failure(where + "YAML syntax error: " + e.msg +
+                                          (tabs ? " (the file contains tab characters: YAML indents with spaces only)" : ""));
   }
   try {
-    return Parser(file, baseDir).parse(root);
+    dem::Scenario out = Parser(file, baseDir).parse(root);
+    out.canonical = toJson(root).dump(-1, ' ', false, json::error_handler_t::replace);
+    return out;
   } catch (const ScenarioError& e) {
     return Result<dem::Scenario>::failure(e.message);
   } catch (const YAML::Exception& e) {
@@ -703,6 +714,9 @@ Result<dem::Scenario> parseScenario(const std::string& yamlText, const std::stri
 }
 
 Result<dem::Scenario> loadScenario(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Result<dem::Scenario>::failure(path + ": is a directory; expected a scenario file (YAML)");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Result<dem::Scenario>::failure(path + ": cannot open the scenario file");
   std::ostringstream text;

@@ -92,5 +92,47 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run([os.path.join(tmp, "missing.yaml")], tmp)
     check(r.returncode == 2 and "missing.yaml" in r.stderr, "missing scenario file named")
 
+    # Reviewed defects (2026-11-26).
+    # A changed scenario is not resumed (the checkpoint of "straight" came from SCENARIO).
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("youngs_modulus: 1.0e7", "youngs_modulus: 2.0e7"))
+    r = run([bad, "-o", "straight", "--resume", "-q"], tmp)
+    check(r.returncode == 2 and "materials[0].youngs_modulus" in r.stderr, f"resume with a changed scenario refused ({r.stderr.strip()[-300:]})")
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("time: {duration: 0.06}", "time: {duration: 0.08}"))
+    r = run([bad, "-o", "straight", "--resume", "-q"], tmp)
+    check(r.returncode == 0, f"resume with a longer duration accepted ({r.stderr.strip()[-300:]})")
+    # A blow-up stops the run with a nonzero status naming a particle.
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("youngs_modulus: 1.0e7", "youngs_modulus: 1.0e9")
+                .replace("time: {duration: 0.06}", "time: {duration: 0.3, step: 2.0e-3, force_step: true}"))
+    r = run([bad, "-o", "blowup", "-q"], tmp)
+    check(r.returncode != 0 and "blew up" in r.stderr and "particle" in r.stderr, f"blow-up detected ({r.returncode}: {r.stderr.strip()[-300:]})")
+    # Run lengths that cannot be meant.
+    r = run([scen, "-o", "long", "-q", "--duration", "1e16"], tmp)
+    check(r.returncode == 2 and "1e10" in r.stderr, f"absurd step count refused ({r.stderr.strip()[-200:]})")
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("time: {duration: 0.06}", "time: {duration: 0.001, step: 0.01, force_step: true}"))
+    r = run([bad, "-o", "short", "-q"], tmp)
+    check(r.returncode == 2 and "time step" in r.stderr, f"time step longer than the run refused ({r.stderr.strip()[-200:]})")
+    # Scenario-file mistakes: a second YAML document, a box and a plane of the same name, a directory.
+    with open(bad, "w") as f:
+        f.write(SCENARIO + "---\nfoo: 1\n")
+    r = run([bad, "-o", "bad"], tmp)
+    check(r.returncode == 2 and "documents" in r.stderr, f"second YAML document refused ({r.stderr.strip()})")
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("  - {type: lid,", "  - {type: plane, name: box, point: [0, 0, 0], normal: [0, 0, 1]}\n  - {type: lid,"))
+    r = run([bad, "-o", "bad"], tmp)
+    check(r.returncode == 2 and "duplicate wall name" in r.stderr, f"duplicate wall name refused ({r.stderr.strip()})")
+    r = run([tmp, "-o", "bad"], tmp)
+    check(r.returncode == 2 and "directory" in r.stderr, f"directory as scenario named ({r.stderr.strip()})")
+    r = run([scen, "-o", "bad", "--duration", "nan"], tmp)
+    check(r.returncode != 0 and "--duration" in r.stderr, f"--duration nan refused ({r.stderr.strip()})")
+    # Names that are not UTF-8 do not abort the summary.
+    with open(bad, "wb") as f:
+        f.write(SCENARIO.replace("glass", "verre").encode().replace(b"verre", b"verr\xe9"))
+    r = run([bad, "-o", "latin1", "-q", "--duration", "0.004"], tmp)
+    check(r.returncode == 0 and os.path.exists(os.path.join(tmp, "latin1", "summary.json")), f"non-UTF-8 name survives ({r.returncode}: {r.stderr.strip()[-300:]})")
+
 print(f"{checks - len(failures)}/{checks} checks passed")
 sys.exit(1 if failures or checks == 0 else 0)

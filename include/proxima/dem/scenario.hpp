@@ -60,6 +60,9 @@ struct OutputSpec {
 
 struct Scenario {
   std::string sourceFile;          ///< for messages
+  /// The document as compact JSON (set by the YAML reader): `proxima run --resume` compares it with
+  /// the checkpoint's, so that a changed scenario is not resumed as if it were the same run.
+  std::string canonical;
   std::vector<Material> materials;
   ContactModel model = ContactModel::HertzMindlin;
   struct PairOverride {
