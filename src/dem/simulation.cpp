@@ -254,9 +254,11 @@ Real Simulation::stableTimeStep(Real impactSpeed) const {
       if (k > 0) limit = std::min(limit, 2 * std::sqrt(mEff / k));
     };
     against(table.law(mi, mi), 0.5 * mSeen, 0.5 * s.contactRadius);
+    // A wall is immovable; a free lid is a body of its own mass (a light lid pressed on a grain
+    // oscillates faster than the grain on a fixed wall).
     for (const Wall& w : walls_)
       if (w.material >= 0 && w.material < table.materialCount())
-        against(table.law(w.material, mi), mSeen, s.contactRadius);
+        against(table.law(w.material, mi), w.isLid() ? mSeen * w.mass / (mSeen + w.mass) : mSeen, s.contactRadius);
   }
   return limit;
 }
