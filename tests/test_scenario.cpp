@@ -343,6 +343,18 @@ TEST(ScenarioYaml, ErrorsNameLineAndField) {
   expectError("materials: []\n", "s.yaml:1: materials:", {"at least one"});
   expectError("", "s.yaml:", {"empty"});
   expectError("[1, 2]", "s.yaml:1:", {"expected a map"});
+  // Review 2026-11-26: a string-tagged number, a stiffness the Hertz law would not use, a second
+  // document, a tab.
+  expectError(variant(2, "  - {name: glass, density: !!str 2500, youngs_modulus: 1.0e7}"), "s.yaml:2: materials[0].density:",
+              {"expected a number"});
+  expectError(variant(2, "  - {name: glass, density: 2500, youngs_modulus: 1.0e7, stiffness: 1.0e9}"),
+              "s.yaml: materials[0].stiffness:", {"contact_model: linear"});
+  EXPECT_TRUE(parseOk(variant(2, "  - {name: glass, density: 2500, youngs_modulus: 1.0e7, stiffness: 1.0e9}",
+                              "contact_model: linear\n"))
+                  .materials[0]
+                  .linearStiffness == 1e9);
+  expectError(variant(0, "", "---\nfoo: 1\n"), "s.yaml:", {"2 YAML documents"});
+  expectError(variant(7, "time:\n\tduration: 0.1"), "s.yaml:", {"tab characters"});
 }
 
 TEST(ScenarioYaml, ShapeErrorsPointAtTheirLine) {

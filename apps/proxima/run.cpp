@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -292,7 +293,23 @@ int runScenario(const RunOptions& o) {
   double lastRateWall = wall();
   std::int64_t lastRateStep = sim.stepCount();
   double rate = 0;
+  // Overlaps beyond a quarter of a particle's radius leave the range of any contact law (a lid typed in
+  // grams as kilograms crushes the bed): said once, the run goes on.
+  Real smallestRadius = std::numeric_limits<Real>::infinity();
+  for (const auto& shape : sim.shapes()) smallestRadius = std::min(smallestRadius, shape.equivalentRadius);
+  bool overlapWarned = false;
   auto record = [&]() -> bool {
+    if (!overlapWarned && std::isfinite(smallestRadius)) {
+      const dem::Stats st = sim.stats();
+      if (st.maxOverlap > 0.25 * smallestRadius) {
+        overlapWarned = true;
+        std::fprintf(stderr,
+                     "\nproxima run: warning: at t = %.4g s the largest overlap is %.3g m, %.0f%% of the smallest "
+                     "particle radius (%.3g m): the contacts are too soft for the load (a heavy lid or wall, a low "
+                     "youngs_modulus, a high impact speed); no contact law holds at such overlaps\n",
+                     sim.time(), st.maxOverlap, 100 * st.maxOverlap / smallestRadius, smallestRadius);
+      }
+    }
     if (const std::int64_t bad = firstNonFinite(sim); bad >= 0) {
       const auto i = static_cast<std::size_t>(bad);
       std::cerr << "\nproxima run: the simulation blew up by step " << sim.stepCount() << " (t = " << sim.time()

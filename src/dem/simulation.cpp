@@ -181,6 +181,16 @@ bool readPod(std::istream& in, T& x) {
 }
 
 constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '4'};
+// Trailer of a checkpoint: 64-bit FNV-1a of everything before it, then this tag. A flipped byte in
+// the middle of a checkpoint would otherwise resume silently into a different run. (Checkpoints
+// without the trailer, written before it existed, load unverified.)
+constexpr char kSumTag[8] = {'P', 'X', 'S', 'U', 'M', '0', '0', '1'};
+
+std::uint64_t fnv1a(const char* p, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
 
 // Conservative AABB-vs-AABB test.
 inline bool boxesOverlap(const Vec3& ca, Real ha, const Vec3& lo, const Vec3& hi) {
@@ -1430,7 +1440,16 @@ std::uint64_t Simulation::layoutStamp() {
   return h;
 }
 
-void Simulation::saveState(std::ostream& out) const {
+void Simulation::saveState(std::ostream& target) const {
+  std::ostringstream out(std::ios::binary);
+  writePayload(out);
+  const std::string bytes = std::move(out).str();
+  target.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  writePod(target, fnv1a(bytes.data(), bytes.size()));
+  target.write(kSumTag, sizeof kSumTag);
+}
+
+void Simulation::writePayload(std::ostream& out) const {
   out.write(kMagic, sizeof kMagic);
   writePod(out, layoutStamp());
   writePod(out, static_cast<std::uint64_t>(particles_.size()));
@@ -1477,8 +1496,18 @@ void Simulation::saveState(std::ostream& out) const {
   writeVec(out, wallStates_);
 }
 
-Result<bool> Simulation::loadState(std::istream& in) {
+Result<bool> Simulation::loadState(std::istream& source) {
   using R = Result<bool>;
+  std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  constexpr std::size_t kTrailer = sizeof(std::uint64_t) + sizeof kSumTag;
+  if (bytes.size() >= kTrailer && std::memcmp(bytes.data() + bytes.size() - sizeof kSumTag, kSumTag, sizeof kSumTag) == 0) {
+    std::uint64_t stored = 0;
+    std::memcpy(&stored, bytes.data() + bytes.size() - kTrailer, sizeof stored);
+    bytes.resize(bytes.size() - kTrailer);
+    if (fnv1a(bytes.data(), bytes.size()) != stored)
+      return R::failure("checkpoint corrupt (checksum mismatch): the file was changed or damaged after it was written");
+  }
+  std::istringstream in(std::move(bytes), std::ios::binary);
   char magic[sizeof kMagic];
   in.read(magic, sizeof magic);
   if (!in || std::memcmp(magic, kMagic, sizeof kMagic) != 0)

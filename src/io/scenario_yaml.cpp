@@ -45,7 +45,10 @@ std::string index(const std::string& path, std::size_t i) { return path + "[" + 
 
 /// Plain (unquoted) scalars are the only ones read as numbers or booleans; yaml-cpp tags quoted
 /// scalars with "!".
-bool isQuoted(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "!"; }
+// A quoted scalar ("2500") or one tagged as a string (!!str 2500): text, never a number.
+bool isQuoted(const YAML::Node& n) {
+  return n.IsScalar() && (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str" || n.Tag() == "!!str");
+}
 
 std::string describe(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "nothing";
@@ -219,6 +222,13 @@ dem::Scenario Parser::parse(const YAML::Node& root) {
     else
       fail(v, p, "unknown contact model \"" + s + "\" (expected hertz_mindlin or linear)");
   });
+  // A linear stiffness under the Hertz law would be silently unused.
+  if (sc.model == dem::ContactModel::HertzMindlin)
+    for (std::size_t i = 0; i < sc.materials.size(); ++i)
+      if (sc.materials[i].linearStiffness > 0)
+        throw ScenarioError{file_ + ": materials[" + std::to_string(i) +
+                            "].stiffness: used only by contact_model: linear (hertz_mindlin takes its stiffness from "
+                            "youngs_modulus and poisson_ratio); remove it or set contact_model: linear"};
   opt(top, "interactions", [&](const YAML::Node& v, const std::string&) { interactions(v, sc); });
   templates(require(top, "templates", "a scenario needs a non-empty list of particle templates"), sc);
   particles(require(top, "particles", "a scenario needs a non-empty list of insertion blocks"), sc);

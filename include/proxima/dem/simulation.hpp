@@ -146,11 +146,12 @@ class Simulation {
 
   /// Binary checkpoint of the whole dynamic state (particles, contact history and warm-start caches,
   /// walls, neighbour-list reference, counters). Loading it into a Simulation set up from the same
-  /// scenario continues bit-for-bit.
+  /// scenario continues bit-for-bit. A checksum trailer makes a damaged file fail to load.
   void saveState(std::ostream& out) const;
   Result<bool> loadState(std::istream& in);
 
  private:
+  void writePayload(std::ostream& out) const;  ///< saveState's data, before the checksum
   static std::uint64_t layoutStamp();  ///< checkpoint check: sizes of the records stored raw
   struct PairState {
     int i = 0, j = 0;
