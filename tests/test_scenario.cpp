@@ -579,6 +579,14 @@ TEST(Builder, TooManyParticlesPlacesWhatFits) {
   testing::internal::GetCapturedStderr();
   ASSERT_FALSE(none->result.ok());
   EXPECT_TRUE(contains(none->result.message(), "no particles")) << none->result.message();
+
+  // A region wholly behind a wall: the advice names the wall instead of "enlarge the region".
+  testing::internal::CaptureStderr();
+  auto behind = build(spheres("  - {template: grain, count: 5, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n",
+                              "walls: [{type: plane, name: floor, point: [0, 0, 0.02], normal: [0, 0, 1]}]\n"));
+  const std::string berr = testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(behind->result.ok());
+  EXPECT_TRUE(contains(berr, "entirely outside wall 'floor'")) << berr;
 }
 
 TEST(Builder, ParticlesAvoidWalls) {

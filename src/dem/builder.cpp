@@ -242,6 +242,7 @@ Real pointTriangleDistanceSq(const Vec3& p, const Vec3& a, const Vec3& b, const 
 struct Obstacles {
   struct Plane {
     Vec3 point, normal;
+    std::string name;
   };
   struct Tri {
     Vec3 a, b, c, lo, hi;
@@ -257,6 +258,18 @@ struct Obstacles {
       if (pointTriangleDistanceSq(x, t.a, t.b, t.c) < r * r) return false;
     }
     return true;
+  }
+  /// The name of a plane wall the whole box [lo, hi] lies behind (no particle can go there), or "".
+  [[nodiscard]] std::string behind(const Vec3& lo, const Vec3& hi) const {
+    for (const Plane& p : planes) {
+      bool all = true;
+      for (int c = 0; c < 8 && all; ++c) {
+        const Vec3 x((c & 1) ? hi.x() : lo.x(), (c & 2) ? hi.y() : lo.y(), (c & 4) ? hi.z() : lo.z());
+        all = (x - p.point).dot(p.normal) <= 0;
+      }
+      if (all) return p.name;
+    }
+    return {};
   }
 };
 
@@ -391,7 +404,7 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
   Obstacles obstacles;
   for (const Wall& w : sc.walls) {
     if (w.kind == WallKind::Plane) {
-      if (!isDeferredLid(w)) obstacles.planes.push_back({w.origin, w.normal.normalized()});
+      if (!isDeferredLid(w)) obstacles.planes.push_back({w.origin, w.normal.normalized(), w.name});
     } else {
       for (const auto& tri : w.triangles) {
         const Vec3 a = w.vertices[static_cast<std::size_t>(tri[0])] + w.origin;
@@ -423,6 +436,11 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
     const ParticleTemplate& tpl = sc.templates[static_cast<std::size_t>(t)];
     const Vec3 extent = ins.region.max - ins.region.min;
     SeededRandom rng(ins.seed);
+    // What to tell the user when not every particle fits.
+    const std::string outside = obstacles.behind(ins.region.min, ins.region.max);
+    const std::string advice = outside.empty() ? std::string("; enlarge the region or lower the count")
+                                               : "; the region lies entirely outside wall '" + outside +
+                                                     "' (behind its plane): move the region inside the walls";
 
     std::int64_t count = ins.count;
     if (count == 0) {
@@ -524,7 +542,7 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
              (deposition ? " particles fit in the region by deposition (bounding spheres)"
                          : " particles fit in the region (bounding spheres, " + std::to_string(kAttempts) +
                                " random attempts each)") +
-             "; enlarge the region or lower the count");
+             advice);
     } else {
       Real rmax = 0;
       for (int s : shapeOf) rmax = std::max(rmax, shapeRadius[static_cast<std::size_t>(s)]);
@@ -549,8 +567,8 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
           }
       if (placed < count)
         warn(at + ": only " + std::to_string(placed) + " of " + std::to_string(count) +
-             " particles fit on the lattice (spacing " + num(spacing) + " m = 1.01 x the largest bounding diameter); " +
-             "enlarge the region or lower the count");
+             " particles fit on the lattice (spacing " + num(spacing) + " m = 1.01 x the largest bounding diameter)" +
+             advice);
     }
   }
   if (placedCentre.empty())
