@@ -145,6 +145,8 @@ class Run:
             self.running = True  # a resumed run going on past its previous summary
             self.notes.append("timeseries.csv goes past summary.json (a resumed run still going); values from "
                               f"the last CSV row (t = {fmt(self.last('time'), '.4g')} s)")
+        if isinstance(lookup(self.summary, "error"), str):
+            self.notes.append("the run failed: " + lookup(self.summary, "error"))
         packing = lookup(self.summary, "packing")
         self.packing = packing if isinstance(packing, dict) and not self.running else None
         self.packing_csv = all(c in self.columns for c in PACKING_COLUMNS)
@@ -357,6 +359,8 @@ def table_row(run):
     time = v([("time",)], "time")
     if run.running:
         settled = "(running)"
+    elif isinstance(lookup(run.summary, "error"), str):
+        settled = "failed"  # `proxima run` stopped it (a blow-up); the note gives the reason
     else:
         stopped = lookup(run.summary, "stopped_early")
         settled = DASH if not isinstance(stopped, bool) else ("yes" if stopped else "no")

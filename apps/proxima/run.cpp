@@ -129,12 +129,19 @@ std::string fieldPath(const std::string& pointer) {
   return out.empty() ? pointer : out;
 }
 
-// The first particle whose state is not finite (a blown-up run), or -1.
-std::int64_t firstNonFinite(const dem::Simulation& sim) {
+// The first particle of a blown-up run, or -1: a state that is not finite, or a speed that carries
+// the particle further than its own bounding radius in one step (no stable run does that: the
+// contact detection and the integrator both assume small steps; caught before the numbers run off
+// to 1e200).
+std::int64_t firstBlownUp(const dem::Simulation& sim) {
   const auto& p = sim.particles();
-  for (std::size_t i = 0; i < p.size(); ++i)
+  const Real dt = sim.options().timeStep;
+  for (std::size_t i = 0; i < p.size(); ++i) {
     if (!p.position[i].allFinite() || !p.velocity[i].allFinite() || !p.angularVelocity[i].allFinite())
       return static_cast<std::int64_t>(i);
+    const Real r = sim.shapes()[static_cast<std::size_t>(p.shape[i])].boundingRadius;
+    if (p.velocity[i].norm() * dt > r) return static_cast<std::int64_t>(i);
+  }
   return -1;
 }
 
@@ -197,6 +204,10 @@ int runScenario(const RunOptions& o) {
   }
   const fs::path dir = sc.output.directory;
   std::error_code ec;
+  if (o.resume && !fs::is_regular_file(dir / "checkpoint.bin", ec)) {
+    std::cerr << "proxima run: --resume: no checkpoint in '" << dir.string() << "' (checkpoint.bin)\n";
+    return 2;
+  }
   fs::create_directories(dir, ec);
   if (ec) {
     std::cerr << "proxima run: cannot create output directory '" << dir.string() << "': " << ec.message() << '\n';
@@ -271,14 +282,22 @@ int runScenario(const RunOptions& o) {
   }
 
   if (!resumeStep) clearPreviousOutput(dir);
+  // The closing CSV row and frame of an earlier session that ended at the checkpoint exist only
+  // because it ended there: when the run goes on, they are dropped unless they fall on the cadence,
+  // so that the series equals an uninterrupted run's.
+  const bool continuing = resumeStep && *resumeStep < cad.total;
+  const std::optional<std::int64_t> csvKeep =
+      resumeStep ? std::optional<std::int64_t>(continuing && *resumeStep % cad.csv != 0 ? *resumeStep - 1 : *resumeStep)
+                 : std::nullopt;
+  const double frameKeep = continuing && *resumeStep % cad.frame != 0 ? sim.time() - 0.5 * dt : sim.time();
   io::VtkSeriesWriter vtk(dir);
   if (sc.output.vtk && resumeStep) {
-    if (auto r = vtk.resume(sim.time()); !r.ok()) {
+    if (auto r = vtk.resume(frameKeep); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
       return 2;
     }
   }
-  io::CsvTimeSeries csv(dir, resumeStep);
+  io::CsvTimeSeries csv(dir, csvKeep);
   csv.addColumn("wall_seconds");
   csv.addColumn("particle_steps_per_second");
   // Packing study columns (a box container with a lid or a closed top; Montanari Eq. 5.1).
@@ -298,25 +317,28 @@ int runScenario(const RunOptions& o) {
   Real smallestRadius = std::numeric_limits<Real>::infinity();
   for (const auto& shape : sim.shapes()) smallestRadius = std::min(smallestRadius, shape.equivalentRadius);
   bool overlapWarned = false;
+  std::string failure;  // set when the run is stopped for a blow-up (written into summary.json)
   auto record = [&]() -> bool {
     if (!overlapWarned && std::isfinite(smallestRadius)) {
       const dem::Stats st = sim.stats();
       if (st.maxOverlap > 0.25 * smallestRadius) {
         overlapWarned = true;
         std::fprintf(stderr,
-                     "\nproxima run: warning: at t = %.4g s the largest overlap is %.3g m, %.0f%% of the smallest "
+                     "\nproxima run: warning: at t = %.4g s the largest overlap is %.3g m, %.3g times the smallest "
                      "particle radius (%.3g m): the contacts are too soft for the load (a heavy lid or wall, a low "
                      "youngs_modulus, a high impact speed); no contact law holds at such overlaps\n",
-                     sim.time(), st.maxOverlap, 100 * st.maxOverlap / smallestRadius, smallestRadius);
+                     sim.time(), st.maxOverlap, st.maxOverlap / smallestRadius, smallestRadius);
       }
     }
-    if (const std::int64_t bad = firstNonFinite(sim); bad >= 0) {
+    if (const std::int64_t bad = firstBlownUp(sim); bad >= 0) {
       const auto i = static_cast<std::size_t>(bad);
-      std::cerr << "\nproxima run: the simulation blew up by step " << sim.stepCount() << " (t = " << sim.time()
-                << " s): particle " << bad << " has position (" << sim.particles().position[i].transpose()
-                << ") and velocity (" << sim.particles().velocity[i].transpose()
-                << "). The time step (" << dt << " s) is too large for the stiffest contact, or a wall or lid is too light "
-                   "or too fast; the output up to the previous row is kept\n";
+      std::ostringstream m;
+      m << "the simulation blew up by step " << sim.stepCount() << " (t = " << sim.time() << " s): particle " << bad
+        << " has position (" << sim.particles().position[i].transpose() << ") and velocity ("
+        << sim.particles().velocity[i].transpose() << "), more than its radius per step. The time step (" << dt
+        << " s) is too large for the stiffest contact, or a wall or lid is too light or too fast";
+      std::cerr << "\nproxima run: " << m.str() << "; the output up to the previous row is kept\n";
+      failure = m.str();
       return false;
     }
     const double w = wall();
@@ -352,13 +374,28 @@ int runScenario(const RunOptions& o) {
 
   auto lastProgress = Clock::now();
   const std::int64_t startStep = sim.stepCount();
+  if (resumeStep && *resumeStep >= cad.total)
+    std::cerr << "proxima run: --resume: the checkpoint (step " << *resumeStep << ", t = " << sim.time()
+              << " s) is already at or past time.duration (" << sc.duration << " s): nothing to run\n";
+  // A blown-up run still gets a summary.json (with "error"), so that `proxima report` shows it as
+  // failed rather than as running forever.
+  auto failedRun = [&]() {
+    if (!failure.empty()) {
+      json extra = {{"scenario", o.scenario.empty() ? "<built-in default>" : o.scenario},
+                    {"error", failure},
+                    {"stopped_early", true},
+                    {"resumed", resumeStep.has_value()}};
+      (void)io::writeSummaryJson(dir / "summary.json", sim, extra);
+    }
+    return 1;
+  };
   bool stoppedEarly = false;
   while (sim.stepCount() < cad.total) {
     sim.step();
     const std::int64_t s = sim.stepCount();
     const bool last = s == cad.total;
     if (s % cad.csv == 0 || last)
-      if (!record()) return 1;
+      if (!record()) return failedRun();
     if (s % cad.frame == 0 || last)
       if (!frame()) return 1;
     if (s % cad.checkpoint == 0 || last)
@@ -371,7 +408,8 @@ int runScenario(const RunOptions& o) {
       if (st.kineticEnergy / std::max(1.0, n) < sc.stopKineticEnergy) {
         std::cerr << "\nproxima run: kinetic energy per particle " << st.kineticEnergy / n << " J below "
                   << sc.stopKineticEnergy << " J at t = " << sim.time() << " s; stopping\n";
-        if (!record() || !frame()) return 1;
+        // (this step's CSV row was just written: the stop is tested on CSV steps only)
+        if (!(s % cad.frame == 0 || last) && !frame()) return 1;
         if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) return 1;
         stoppedEarly = true;
         break;

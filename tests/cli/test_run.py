@@ -70,12 +70,14 @@ with tempfile.TemporaryDirectory() as tmp:
           f"resumed state hash equals the straight run ({resumed.get('state_hash')} vs {summary.get('state_hash')})")
     check(resumed.get("steps") == summary.get("steps"), "same step count after resume")
     rrows = open(os.path.join(tmp, "resumed", "timeseries.csv")).read().strip().splitlines()
-    # Physics columns at the steps both files have (the interrupted half adds a row at its last step).
+    # Physics columns, row for row: the interrupted half's closing row (off the CSV cadence) is
+    # dropped on resume, so the two series have the same steps.
     table = lambda rs: {x.split(",")[0]: ",".join(x.split(",")[:13]) for x in rs}
     a, b = table(rows), table(rrows)
-    common = set(a) & set(b)
-    check(len(common) >= len(a) - 1 and all(a[k] == b[k] for k in common),
-          "resumed CSV equals the straight CSV (physics columns at common steps)")
+    check(list(a) == list(b) and all(a[k] == b[k] for k in a),
+          f"resumed CSV equals the straight CSV ({len(a)} vs {len(b)} rows)")
+    frames = lambda d: sorted(os.listdir(os.path.join(tmp, d, "frames")))
+    check(frames("straight") == frames("resumed"), f"resumed frames equal the straight run's ({len(frames('straight'))} vs {len(frames('resumed'))})")
 
     # Resume without a checkpoint, bad scenario: exit 2 with a message naming file, line and field.
     r = run([scen, "-o", "nothing-here", "--resume"], tmp)
@@ -108,6 +110,16 @@ with tempfile.TemporaryDirectory() as tmp:
                 .replace("time: {duration: 0.06}", "time: {duration: 0.3, step: 2.0e-3, force_step: true}"))
     r = run([bad, "-o", "blowup", "-q"], tmp)
     check(r.returncode != 0 and "blew up" in r.stderr and "particle" in r.stderr, f"blow-up detected ({r.returncode}: {r.stderr.strip()[-300:]})")
+    blown = json.load(open(os.path.join(tmp, "blowup", "summary.json")))
+    check("blew up" in blown.get("error", ""), "a blown-up run's summary.json carries the error")
+    brows = [x.split(",") for x in open(os.path.join(tmp, "blowup", "timeseries.csv")).read().strip().splitlines()[1:]]
+    check(all(abs(float(x[2])) < 1e6 for x in brows), "no absurd energies kept in the CSV of a blown-up run")
+    # A run stopped by its `stop` rule ends on a CSV row written once.
+    with open(bad, "w") as f:
+        f.write(SCENARIO + "stop: {kinetic_energy: 1.0, min_time: 0.01}\n")
+    r = run([bad, "-o", "stopped", "-q"], tmp)
+    steps = [x.split(",")[0] for x in open(os.path.join(tmp, "stopped", "timeseries.csv")).read().strip().splitlines()[1:]]
+    check(r.returncode == 0 and "stopping" in r.stderr and len(steps) == len(set(steps)), f"stop rule: no repeated last row ({steps[-3:]})")
     # Run lengths that cannot be meant.
     r = run([scen, "-o", "long", "-q", "--duration", "1e16"], tmp)
     check(r.returncode == 2 and "1e10" in r.stderr, f"absurd step count refused ({r.stderr.strip()[-200:]})")
