@@ -317,6 +317,27 @@ TEST(OutputMesh, ShapeSurfaces) {
   }
   for (const auto& t : cyl.triangles) EXPECT_TRUE(t[0] != t[1] && t[1] != t[2] && t[0] != t[2]);
   EXPECT_GT(enclosedVolume(cyl), 0);
+  // Closed and outward (review 2026-11-26: the mapped icosphere folded over at the rims, with
+  // zero-area and inward triangles and edges shared by four triangles): every directed edge once,
+  // its reverse once, every triangle of positive area facing away from the centre.
+  for (const Shape& flat : {Shape(Cylinder{1, 2}), Shape(Cone{0.5, 2}), Shape(Cylinder{0.3, 0.1}, 0.05)}) {
+    for (int level : {1, 2}) {
+      const auto m = io::shapeSurface(flat, level);
+      std::map<std::pair<int, int>, int> edges;
+      Vec3 centre = Vec3::Zero();
+      for (const auto& p : m.points) centre += p / static_cast<Real>(m.points.size());
+      for (const auto& t : m.triangles) {
+        for (int k = 0; k < 3; ++k) ++edges[{t[k], t[(k + 1) % 3]}];
+        const Vec3 n = (m.points[t[1]] - m.points[t[0]]).cross(m.points[t[2]] - m.points[t[0]]);
+        EXPECT_GT(n.norm(), 1e-9) << toString(flat.type()) << " level " << level;
+        EXPECT_GT(n.dot(m.points[t[0]] - centre), 0) << toString(flat.type()) << " level " << level;
+      }
+      for (const auto& [e, count] : edges) {
+        EXPECT_EQ(count, 1) << toString(flat.type()) << " level " << level;
+        EXPECT_EQ(edges.count({e.second, e.first}), 1u) << toString(flat.type()) << " level " << level;
+      }
+    }
+  }
 
   // Polytope: the hull's own triangles; inflated: sampled (more points, larger volume).
   std::vector<Vec3> octa = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};

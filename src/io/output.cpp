@@ -368,6 +368,16 @@ SurfaceMesh shapeSurface(const Shape& shape, int subdivision) {
   SurfaceMesh m = icosphere(subdivision);
   SupportHint hint;
   for (auto& d : m.points) d = shape.support(d, hint);
+  // Cylinders and cones have flat caps and rims: many directions map to one point (a rim point for
+  // every direction of the same azimuth), equal only up to rounding, and the mapped icosphere folds
+  // over itself there (zero-area and inward triangles). The hull of the mapped points is the closed,
+  // outward surface (Qhull merges the near-duplicates); strictly convex shapes keep the mapping.
+  const auto& g = shape.geometry();
+  if (std::holds_alternative<Cylinder>(g) || std::holds_alternative<Cone>(g)) {
+    auto hull = Polytope::fromPoints(m.points);
+    if (hull.ok() && hull.value().dimension() == 3 && !hull.value().data().triangles.empty())
+      return SurfaceMesh{hull.value().data().vertices, hull.value().data().triangles};
+  }
   return compact(m);
 }
 
