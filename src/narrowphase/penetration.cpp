@@ -33,10 +33,11 @@ ExpandingPolytope& scratchPolytope() {
 
 namespace {
 
-ContactResult invalid(std::string message) {
+ContactResult invalid(std::string message, PenetrationMethod method = PenetrationMethod::GjkTd) {
   ContactResult r;
   r.status = Status::InvalidInput;
   r.message = std::move(message);
+  r.method = method;  // (the method asked for, also when the input is refused)
   return r;
 }
 
@@ -52,9 +53,9 @@ void addRadii(ContactResult& r, Real ra, Real rb) {
 ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                                  PenetrationMethod method) {
   auto fa = polyhedronFeatures(a, poseA);
-  if (!fa) return invalid("a: " + fa.message());
+  if (!fa) return invalid("a: " + fa.message(), method);
   auto fb = polyhedronFeatures(b, poseB);
-  if (!fb) return invalid("b: " + fb.message());
+  if (!fb) return invalid("b: " + fb.message(), method);
   ContactResult r = method == PenetrationMethod::Nezami ? revisedNezami(fa.value(), fb.value())
                                                         : revisedCundall(fa.value(), fb.value());
   r.method = method;
@@ -66,10 +67,10 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
   if (!options.trustedInput) {
-    if (auto m = a.validate()) return invalid("a: " + *m);
-    if (auto m = b.validate()) return invalid("b: " + *m);
-    if (auto m = validatePose(poseA)) return invalid("a: " + *m);
-    if (auto m = validatePose(poseB)) return invalid("b: " + *m);
+    if (auto m = a.validate()) return invalid("a: " + *m, options.method);
+    if (auto m = b.validate()) return invalid("b: " + *m, options.method);
+    if (auto m = validatePose(poseA)) return invalid("a: " + *m, options.method);
+    if (auto m = validatePose(poseB)) return invalid("b: " + *m, options.method);
   }
 
   // GJK-TD always works with a cache (the caller's, or when none is given this thread's scratch one,

@@ -139,7 +139,7 @@ for method in ["nezami", "cundall"]:
     check(f"{method} agrees", r["status"] == "overlapping" and abs(r["depth"] - 0.1) < 1e-9 and r["method"] == method, r)
 rc, out, _ = run(["--batch", "-", "--method", "nezami"], stdin=json.dumps(sep) + "\n", cmd="contact")
 r = json.loads(out)
-check("nezami needs polyhedra", r["status"] == "invalid_input" and "a:" in r["message"], r)
+check("nezami needs polyhedra", r["status"] == "invalid_input" and "a:" in r["message"] and r["method"] == "nezami", r)
 rc, out, err = run(["--method", "bogus"], cmd="contact")
 check("bad method rejected", rc != 0 and "method" in err, (rc, err))
 
