@@ -138,6 +138,40 @@ TEST(GjkSmoothNewton, OverlapCertifiedByTheRollingBalls) {
   }
 }
 
+// When the rolling balls certify an overlap, both witnesses are one point common to both cores
+// (review 2026-11-26, the fuzz's concentric family: they were the midpoint of the support pair, 0.2
+// away from a point core sitting inside an ellipsoid).
+TEST(GjkSmoothNewton, RollingOverlapWitnessIsACommonPoint) {
+  std::mt19937_64 rng(81);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const Ellipsoid e{Vec3(1, 0.6, 0.4)};
+  int rolling = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const Transform pe(randomRotation(rng), Vec3(u(rng), u(rng), u(rng)));
+    // A point core inside the ellipsoid: the only common point is the point itself.
+    const Vec3 local = 0.8 * Vec3(u(rng), u(rng), u(rng)).cwiseProduct(Vec3(1, 0.6, 0.4)) / std::sqrt(3.0);
+    const Point p{Vec3::Zero()};
+    const Transform pp(randomRotation(rng), pe.apply(local));
+    const DistanceResult r = gjkDistance(p, pp, e, pe);
+    ASSERT_EQ(r.status, Status::Overlapping) << trial;
+    rolling += r.simplexSize == 1;
+    EXPECT_LE((r.witnessA - pp.translation).norm(), 1e-12) << trial;
+    EXPECT_LE((r.witnessB - pp.translation).norm(), 1e-12) << trial;
+    // Two ellipsoids overlapping: the witness lies in both (quadratic forms <= 1 up to rounding).
+    const Ellipsoid f{Vec3(0.5, 0.3, 0.7)};
+    const Transform pf(randomRotation(rng), pe.translation + 0.5 * Vec3(u(rng), u(rng), u(rng)));
+    const DistanceResult q = gjkDistance(e, pe, f, pf);
+    if (q.status != Status::Overlapping) continue;
+    auto inside = [](const Ellipsoid& g, const Transform& t, const Vec3& x) {
+      return t.rotation.transpose().operator*(x - t.translation).cwiseQuotient(g.radii).squaredNorm();
+    };
+    EXPECT_LE(inside(e, pe, q.witnessA), 1 + 1e-12) << trial;
+    EXPECT_LE(inside(f, pf, q.witnessA), 1 + 1e-12) << trial;
+    EXPECT_EQ(q.witnessA, q.witnessB) << trial;
+  }
+  EXPECT_GT(rolling, 5) << "the rolling-ball certificate must answer some of the point-in-ellipsoid queries";
+}
+
 TEST(GjkSmoothNewton, DegenerateScalesAndFarFromOrigin) {
   std::mt19937_64 rng(81);
   struct Case {

@@ -424,7 +424,12 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   };
   // Smooth pairs with rolling balls: an overlap certified by the support pair (sa, sl) along u
   // (A -> B, unit), w = sa - sb (detail::rollingBallContainsOrigin). The answer is that single
-  // support pair (distance 0, witnesses at its midpoint).
+  // support pair (distance 0), with both witnesses at a point common to both cores: the rolling
+  // balls of A at sa (centre sa - rA u) and of B at sb (centre sb + rB u) have the Minkowski
+  // difference of radius r = rA + rB centred at c = w - r u, which holds the origin; splitting -c
+  // in the ratio rA : rB gives x = sa - rA u - (rA / r) c in A's ball and, equally, in B's. (The
+  // midpoint of the support pair, used before, can lie outside both cores: a point core inside an
+  // ellipsoid got a witness 0.2 away from the point.)
   [[maybe_unused]] auto finishRollingOverlap = [&](const Vec3& u, const Vec3& w, const Vec3& sa, const Vec3& sl,
                                                    int iterations) {
     n = 1;
@@ -432,6 +437,13 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = w, sol.hasDirection = false;
     out.iterations = iterations;
     finish(Status::Overlapping, sol);
+    if constexpr (detail::kRollingPair<SA, SB>) {
+      const Real rA = a.rollingRadius(), r = rA + b.rollingRadius();
+      if (r > 0) {
+        const Vec3 c = w - r * u;
+        out.witnessA = out.witnessB = poseA.apply(Vec3(sa - rA * u - (rA / r) * c));
+      }
+    }
     // The next query of the pair tests the ball along u first (warm start below).
     if (cache) cache->hasNormal = true, cache->normalA() = u;
   };
