@@ -410,7 +410,8 @@ int runScenario(const RunOptions& o) {
                   << sc.stopKineticEnergy << " J at t = " << sim.time() << " s; stopping\n";
         // (this step's CSV row was just written: the stop is tested on CSV steps only)
         if (!(s % cad.frame == 0 || last) && !frame()) return 1;
-        if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) return 1;
+        if (!(s % cad.checkpoint == 0 || last))
+          if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) return 1;
         stoppedEarly = true;
         break;
       }

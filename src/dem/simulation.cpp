@@ -187,8 +187,8 @@ constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '4'};
 constexpr char kSumTag[8] = {'P', 'X', 'S', 'U', 'M', '0', '0', '1'};
 
 std::uint64_t fnv1a(const char* p, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  std::uint64_t h = kFnvOffset;
+  fnv(h, p, n);
   return h;
 }
 
