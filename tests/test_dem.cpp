@@ -489,3 +489,124 @@ TEST(Dem, MovingWallPushesAndMeshFloorCarries) {
   EXPECT_GT(push.particles().position[0].x(), wallX + 0.0045);
   EXPECT_GT(push.particles().velocity[0].x(), 0.099);
 }
+
+TEST(Dem, SetUpAfterInitializeAndStepBeforeItThrowClearly) {
+  Simulation sim;
+  sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+  const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{0.01})).value());
+  sim.addParticle(k, 0, Vec3::Zero());
+  try {
+    sim.step();  // used to dereference empty neighbour lists
+    ADD_FAILURE() << "step() before initialize() did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("before a successful initialize()"), std::string::npos) << e.what();
+  }
+  ASSERT_TRUE(sim.initialize().ok());
+  // Each of these used to append to arrays sized at initialize() (a heap overflow at the next step).
+  EXPECT_THROW(sim.addParticle(k, 0, Vec3(1, 0, 0)), std::logic_error);
+  EXPECT_THROW(sim.addWall(plane("floor", Vec3::Zero(), Vec3::UnitZ())), std::logic_error);
+  EXPECT_THROW(sim.addShape(makeParticleShape("b", Shape(Sphere{0.02})).value()), std::logic_error);
+  EXPECT_THROW(sim.setMaterials({soft()}, ContactModel::HertzMindlin), std::logic_error);
+  EXPECT_THROW(sim.overridePair(0, 0, 0.5, 0.5, 0), std::logic_error);
+  auto again = sim.initialize();
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("twice"), std::string::npos);
+  EXPECT_EQ(sim.particles().size(), 1U);
+  sim.run(10);
+  EXPECT_TRUE(sim.particles().position[0].allFinite());
+}
+
+TEST(Dem, CheckpointOfAnotherSetUpIsRefusedAndLeavesTheStateAsItWas) {
+  Simulation source;
+  mixedScene(source, 60, 5);
+  ASSERT_TRUE(source.initialize().ok());
+  source.run(50);
+  std::stringstream blob;
+  source.saveState(blob);
+  const std::string bytes = blob.str();
+
+  // Same shapes and walls, fewer particles: used to be accepted (only shape and wall counts were
+  // compared) and then index past the particle arrays.
+  Simulation fewer;
+  mixedScene(fewer, 40, 5);
+  ASSERT_TRUE(fewer.initialize().ok());
+  fewer.run(5);
+  const std::uint64_t before = fewer.stateHash();
+  std::stringstream in1(bytes);
+  auto r = fewer.loadState(in1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("60 particles"), std::string::npos) << r.message();
+  EXPECT_EQ(fewer.stateHash(), before);
+  fewer.run(5);  // still steps normally
+
+  // Same counts, particles with other shapes (the templates in another order): refused by particle.
+  Simulation reordered;
+  reordered.setMaterials({soft(), soft(0.9)}, ContactModel::HertzMindlin);
+  {
+    Simulation probe;
+    mixedScene(probe, 60, 5);
+    for (int s = static_cast<int>(probe.shapes().size()) - 1; s >= 0; --s) reordered.addShape(probe.shapes()[s]);
+    for (std::size_t i = 0; i < probe.particles().size(); ++i)
+      reordered.addParticle(static_cast<int>(probe.shapes().size()) - 1 - probe.particles().shape[i], 1,
+                            probe.particles().position[i], probe.particles().orientation[i]);
+    for (const Wall& w : probe.walls()) reordered.addWall(w);
+    reordered.options().timeStep = 2e-5;
+  }
+  ASSERT_TRUE(reordered.initialize().ok());
+  const std::uint64_t before2 = reordered.stateHash();
+  std::stringstream in2(bytes);
+  r = reordered.loadState(in2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("particle 0 has shape"), std::string::npos) << r.message();
+  EXPECT_EQ(reordered.stateHash(), before2);
+
+  // Not initialized: refused by name.
+  Simulation fresh;
+  mixedScene(fresh, 60, 5);
+  std::stringstream in3(bytes);
+  r = fresh.loadState(in3);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("initialized"), std::string::npos) << r.message();
+}
+
+TEST(Dem, OrientationIsNormalisedAndAZeroQuaternionRefused) {
+  // A zero quaternion has no rotation: it used to be accepted and scaled the shape to a point.
+  {
+    Simulation sim;
+    sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+    const int k = sim.addShape(makeParticleShape("box", Shape(Box{Vec3(0.01, 0.01, 0.01)})).value());
+    sim.addParticle(k, 0, Vec3::Zero(), Quat(0, 0, 0, 0));
+    auto r = sim.initialize();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("particle 0: orientation must be a unit quaternion"), std::string::npos) << r.message();
+  }
+  // Any other quaternion is the rotation it stands for (normalised when added).
+  Simulation sim;
+  sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+  const int k = sim.addShape(makeParticleShape("box", Shape(Box{Vec3(0.01, 0.01, 0.01)})).value());
+  sim.addParticle(k, 0, Vec3::Zero(), Quat(2, 0, 0, 2));
+  ASSERT_TRUE(sim.initialize().ok());
+  EXPECT_NEAR(sim.particles().orientation[0].norm(), 1.0, 1e-15);
+  EXPECT_NEAR(sim.particles().orientation[0].angularDistance(Quat(Eigen::AngleAxisd(M_PI / 2, Vec3::UnitZ()))), 0,
+              1e-12);
+}
+
+TEST(Dem, SpheresWithCoincidentCentresArePushedApart) {
+  // Used to be no contact at all (no centre line): the two spheres stayed inside each other.
+  Simulation sim;
+  sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+  const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{0.005})).value());
+  sim.addParticle(k, 0, Vec3(0.1, 0.1, 0.1));
+  sim.addParticle(k, 0, Vec3(0.1, 0.1, 0.1));
+  sim.options().gravity = Vec3::Zero();
+  sim.options().timeStep = 1e-6;
+  ASSERT_TRUE(sim.initialize().ok());
+  ASSERT_EQ(sim.contacts().size(), 1U);
+  EXPECT_NEAR(sim.contacts()[0].depth, 0.01, 1e-9);
+  EXPECT_NEAR(sim.contacts()[0].normal.z(), 1.0, 1e-12);
+  sim.run(2000);
+  const Vec3 d = sim.particles().position[1] - sim.particles().position[0];
+  EXPECT_TRUE(d.allFinite());
+  EXPECT_GT(d.z(), 0.0099);  // apart (touching distance 0.01)
+  EXPECT_NEAR(d.x(), 0, 1e-15);
+}

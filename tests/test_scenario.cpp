@@ -694,3 +694,14 @@ TEST(Builder, ExampleScenariosLoadAndBuild) {
   }
   EXPECT_GE(n, 4);
 }
+
+TEST(Builder, BuildingIntoAUsedSimulationIsRefused) {
+  // Used to append a second copy of the scene (twice the particles, overlapping pairwise).
+  auto b = build(spheres("  - {template: grain, count: 10, region: {min: [0, 0, 0], max: [0.05, 0.05, 0.05]}}\n"));
+  ASSERT_TRUE(b->result.ok()) << b->result.message();
+  const std::size_t n = b->sim.particles().size();
+  auto again = dem::buildSimulation(b->scenario, b->sim);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("freshly constructed Simulation"), std::string::npos) << again.message();
+  EXPECT_EQ(b->sim.particles().size(), n);
+}

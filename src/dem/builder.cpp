@@ -333,6 +333,10 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
   auto warn = [&](const std::string& msg) { std::cerr << "proxima: warning: " << file << msg << "\n"; };
   const int nMat = static_cast<int>(sc.materials.size());
   const int nTpl = static_cast<int>(sc.templates.size());
+  // Building into a used Simulation would append a second copy of the scene to the first.
+  if (!sim.isFresh())
+    return fail("buildSimulation needs a freshly constructed Simulation (this one already has materials, "
+                "shapes, particles or walls, or has started)");
 
   // ---- consistency of the plain data (scenarios may be built in code) ----
   if (nMat == 0) return fail("materials: at least one material is needed");

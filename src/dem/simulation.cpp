@@ -10,6 +10,7 @@
 #include <numbers>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace proxima::dem {
@@ -165,7 +166,9 @@ template <class T>
 bool readVec(std::istream& in, std::vector<T>& v) {
   std::uint64_t n = 0;
   in.read(reinterpret_cast<char*>(&n), sizeof n);
-  if (!in || n > (1ULL << 34)) return false;
+  // The stated length must fit in what is left of the stream: a damaged length fails here
+  // instead of allocating terabytes.
+  if (!in || n > static_cast<std::uint64_t>(in.rdbuf()->in_avail()) / sizeof(T)) return false;
   v.resize(n);
   if (n) in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
   return static_cast<bool>(in);
@@ -203,19 +206,38 @@ inline bool boxesOverlap(const Vec3& ca, Real ha, const Vec3& lo, const Vec3& hi
 // ---------------------------------------------------------------------------------------------
 // Set-up
 
+void Simulation::requireSetUp(const char* what) const {
+  if (initialized_)
+    throw std::logic_error(std::string("proxima::dem::Simulation::") + what +
+                           " after initialize(): the set-up is fixed once the simulation has started "
+                           "(add every material, shape, particle and wall first)");
+}
+
+void Simulation::requireInitialized(const char* what) const {
+  if (!initialized_)
+    throw std::logic_error(std::string("proxima::dem::Simulation::") + what +
+                           " before a successful initialize() (or loadState())");
+}
+
 void Simulation::setMaterials(std::vector<Material> materials, ContactModel model) {
+  requireSetUp("setMaterials");
   materials_ = std::move(materials);
   model_ = model;
 }
 
-void Simulation::overridePair(int a, int b, Real e, Real mu, Real muR) { overrides_.push_back({a, b, e, mu, muR}); }
+void Simulation::overridePair(int a, int b, Real e, Real mu, Real muR) {
+  requireSetUp("overridePair");
+  overrides_.push_back({a, b, e, mu, muR});
+}
 
 int Simulation::addShape(ParticleShape s) {
+  requireSetUp("addShape");
   shapes_.push_back(std::move(s));
   return static_cast<int>(shapes_.size()) - 1;
 }
 
 int Simulation::addParticle(int shape, int material, const Vec3& x, const Quat& q, const Vec3& v, const Vec3& w) {
+  requireSetUp("addParticle");
   const Real density = material >= 0 && material < static_cast<int>(materials_.size())
                            ? materials_[static_cast<std::size_t>(material)].density
                            : 0;
@@ -227,6 +249,7 @@ int Simulation::addParticle(int shape, int material, const Vec3& x, const Quat& 
 }
 
 int Simulation::addWall(Wall w) {
+  requireSetUp("addWall");
   if (w.kind == WallKind::Plane && w.normal.norm() > 0) w.normal.normalize();
   walls_.push_back(std::move(w));
   return static_cast<int>(walls_.size()) - 1;
@@ -275,6 +298,9 @@ Real Simulation::stableTimeStep(Real impactSpeed) const {
 
 Result<bool> Simulation::initialize() {
   using R = Result<bool>;
+  // A second call would compute the t = 0 forces again over the running state (tangential springs
+  // loaded twice).
+  if (initialized_) return R::failure("initialize() called twice: the simulation is already running");
   if (materials_.empty()) return R::failure("no materials defined");
   for (std::size_t m = 0; m < materials_.size(); ++m) {
     const Material& mat = materials_[m];
@@ -298,6 +324,15 @@ Result<bool> Simulation::initialize() {
     if (!particles_.position[i].allFinite() || !particles_.velocity[i].allFinite() ||
         !particles_.angularVelocity[i].allFinite() || !particles_.orientation[i].coeffs().allFinite())
       return R::failure(where + ": non-finite position, orientation or velocity");
+    {
+      // The rotation is read from the quaternion as if it were unit: a non-unit one would scale the
+      // shape. Rounding-level deviations are normalised; anything else is a mistake in the input.
+      Quat& q = particles_.orientation[i];
+      const Real qn = q.norm();
+      if (!(std::abs(qn - 1) <= 1e-6))
+        return R::failure(where + ": orientation must be a unit quaternion (norm " + std::to_string(qn) + ")");
+      q.normalize();
+    }
     if (!(particles_.mass[i] > 0) || !(particles_.inertia[i].minCoeff() > 0))
       return R::failure(where + ": mass and inertia must be > 0 (shape '" +
                         shapes_[static_cast<std::size_t>(particles_.shape[i])].name + "')");
@@ -340,6 +375,7 @@ Result<bool> Simulation::initialize() {
   cacheSphereRadii();
   rebuildNeighbours();
   computeForces();
+  initialized_ = true;
   return true;
 }
 
@@ -436,6 +472,7 @@ void Simulation::driftWalls(Real h) {
 }
 
 void Simulation::step() {
+  requireInitialized("step()");
   using Clock = std::chrono::steady_clock;
   const auto start = options_.profile ? Clock::now() : Clock::time_point{};
   const Real dt = options_.timeStep;
@@ -774,14 +811,26 @@ void Simulation::computePairConstants() {
 // turns the relative velocity into v_j - v_i - (a_j ω_j + a_i ω_i) × n and both torques into
 // multiples of n × F_t; √m*, R* and the law come from the pair's constants.
 template <bool Scatter>
-bool Simulation::spherePair(std::size_t k, const SphereGeometry& g) {
+bool Simulation::spherePair(std::size_t k, const SphereGeometry& centreLine) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
-  const Vec3 d = particles_.position[j] - particles_.position[i];
+  Vec3 d = particles_.position[j] - particles_.position[i];
   const Real ri = sphereRadius_[i], rj = sphereRadius_[j];
   const Real r = ri + rj;
+  SphereGeometry g = centreLine;
+  if (g.d2 == 0) [[unlikely]] {
+    // Coincident centres have no centre line: push them apart along +z (a fixed choice, so that
+    // results do not depend on the thread count), as if the centres were 1e-9 r apart.
+    const Real eps = 1e-9 * r;
+    d = Vec3(0, 0, eps);
+    g.d2 = eps * eps;
+    g.inv = 1 / eps;
+    g.depth = r - eps;
+    g.a = std::sqrt(pairConst_[k].radius * g.depth);
+    g.sa = std::sqrt(g.a);
+  }
   const Real d2 = g.d2;
-  if (d2 >= r * r || d2 == 0) return false;
+  if (d2 >= r * r) return false;
   const Vec3 n = d * g.inv;
   const Real depth = g.depth;
   const Real ai = ri - 0.5 * depth, aj = rj - 0.5 * depth;
@@ -1369,7 +1418,7 @@ std::vector<ContactInfo> Simulation::contacts() const {
       } else {  // sphere pair: the kernel's own point and normal, from the positions
         const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
         const Vec3 d = particles_.position[j] - particles_.position[i];
-        g.normal = d * (1 / d.norm());
+        g.normal = d.squaredNorm() > 0 ? Vec3(d * (1 / d.norm())) : Vec3::UnitZ();  // (as spherePair)
         g.point = particles_.position[i] + g.normal * (sphereRadius_[i] - 0.5 * depth);
       }
       out.push_back({p.i, p.j, g.point, g.normal, depth, pairForce_[k]});
@@ -1498,6 +1547,8 @@ void Simulation::writePayload(std::ostream& out) const {
 
 Result<bool> Simulation::loadState(std::istream& source) {
   using R = Result<bool>;
+  if (!initialized_)
+    return R::failure("loadState needs a simulation set up from the checkpoint's scenario and initialized first");
   std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
   constexpr std::size_t kTrailer = sizeof(std::uint64_t) + sizeof kSumTag;
   if (bytes.size() >= kTrailer && std::memcmp(bytes.data() + bytes.size() - sizeof kSumTag, kSumTag, sizeof kSumTag) == 0) {
@@ -1507,7 +1558,24 @@ Result<bool> Simulation::loadState(std::istream& source) {
     if (fnv1a(bytes.data(), bytes.size()) != stored)
       return R::failure("checkpoint corrupt (checksum mismatch): the file was changed or damaged after it was written");
   }
-  std::istringstream in(std::move(bytes), std::ios::binary);
+  // Read into a copy and commit only a checkpoint that passed every check: a refused file leaves
+  // this simulation as it was.
+  Simulation next = *this;
+  if (auto r = next.readPayload(bytes); !r.ok()) return r;
+  *this = std::move(next);
+  table_ = ContactTable(materials_, model_);
+  for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
+  if (options_.threads > 0) omp_set_num_threads(options_.threads);
+  parallel_ = workEstimate() >= options_.parallelThreshold;
+  cacheSphereRadii();
+  computePairConstants();
+  partitionPairs();
+  return true;
+}
+
+Result<bool> Simulation::readPayload(const std::string& bytes) {
+  using R = Result<bool>;
+  std::istringstream in(bytes, std::ios::binary);
   char magic[sizeof kMagic];
   in.read(magic, sizeof magic);
   if (!in || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
@@ -1521,10 +1589,12 @@ Result<bool> Simulation::loadState(std::istream& source) {
         "again from the scenario");
   std::uint64_t np = 0, ns = 0, nw = 0;
   if (!readPod(in, np) || !readPod(in, ns) || !readPod(in, nw)) return R::failure("checkpoint truncated (header)");
-  if (ns != shapes_.size() || nw != walls_.size())
-    return R::failure("checkpoint does not match the scenario: " + std::to_string(ns) + " shapes and " +
-                      std::to_string(nw) + " walls in the checkpoint, " + std::to_string(shapes_.size()) + " and " +
+  if (np != particles_.size() || ns != shapes_.size() || nw != walls_.size())
+    return R::failure("checkpoint does not match the scenario: " + std::to_string(np) + " particles, " +
+                      std::to_string(ns) + " shapes and " + std::to_string(nw) + " walls in the checkpoint, " +
+                      std::to_string(particles_.size()) + ", " + std::to_string(shapes_.size()) + " and " +
                       std::to_string(walls_.size()) + " in the scenario");
+  const std::vector<int> setUpShape = particles_.shape, setUpMaterial = particles_.material;
   Real dt = 0;
   bool ok = readPod(in, time_) && readPod(in, step_) && readPod(in, dt) && readPod(in, counters_) && readPod(in, skin_);
   ok = ok && readVec(in, particles_.id) && readVec(in, particles_.position) && readVec(in, particles_.orientation) &&
@@ -1538,21 +1608,62 @@ Result<bool> Simulation::loadState(std::istream& source) {
        readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
        readVec(in, wallOffsets_) && readVec(in, wallStates_);
   if (!ok) return R::failure("checkpoint truncated or corrupt");
-  if (particles_.position.size() != np || origins.size() != nw) return R::failure("checkpoint sizes inconsistent");
+  if (in.peek() != std::char_traits<char>::eof()) return R::failure("checkpoint has trailing data after its state");
+
+  // Sizes and indices: everything the stepping loops index with must be in range.
+  auto bad = [](const std::string& what) { return R::failure("checkpoint inconsistent: " + what); };
+  const std::size_t n = np;
+  for (std::size_t len : {particles_.id.size(), particles_.position.size(), particles_.orientation.size(),
+                          particles_.velocity.size(), particles_.angularVelocity.size(), particles_.force.size(),
+                          particles_.torque.size(), particles_.mass.size(), particles_.inertia.size(),
+                          particles_.shape.size(), particles_.material.size(), particles_.fixed.size(),
+                          referencePosition_.size(), stepDisplacement_.size()})
+    if (len != n) return bad("per-particle arrays of different lengths");
+  for (std::size_t len : {origins.size(), velocities.size(), lidVelocity_.size(), lidForce_.size(), wallReference_.size()})
+    if (len != nw) return bad("per-wall arrays of different lengths");
+  for (std::size_t i = 0; i < n; ++i)
+    if (particles_.shape[i] != setUpShape[i] || particles_.material[i] != setUpMaterial[i])
+      return R::failure("checkpoint does not match the scenario: particle " + std::to_string(particles_.id[i]) +
+                        " has shape " + std::to_string(particles_.shape[i]) + " and material " +
+                        std::to_string(particles_.material[i]) + " in the checkpoint, " +
+                        std::to_string(setUpShape[i]) + " and " + std::to_string(setUpMaterial[i]) + " in the scenario");
+  if (!(dt > 0) || !std::isfinite(dt) || !(skin_ > 0) || step_ < 0) return bad("time step, skin or step count");
+  const std::size_t nPairs = pairs_.size(), nCaches = caches_.size();
+  if (pairForce_.size() != nPairs || pairTorque_.size() != nPairs || pairDepth_.size() != nCaches ||
+      pairFrame_.size() != nCaches)
+    return bad("per-pair arrays of different lengths");
+  for (std::size_t k = 1; k < nPairs; ++k)
+    if (std::pair(pairs_[k - 1].i, pairs_[k - 1].j) >= std::pair(pairs_[k].i, pairs_[k].j))
+      return bad("pair list not sorted");
+  for (const PairState& p : pairs_)
+    if (p.i < 0 || p.j <= p.i || static_cast<std::size_t>(p.j) >= n || p.cache < -1 ||
+        (p.cache >= 0 && static_cast<std::size_t>(p.cache) >= nCaches))
+      return bad("pair index out of range");
+  for (const ContactCache& c : caches_)
+    if (c.gjk.size < 0 || c.gjk.size > 4 || c.faceSize < 0 || c.faceSize > 3)
+      return bad("warm-start cache out of range");
+  auto csrOk = [n](const std::vector<int>& offsets, std::size_t entries) {
+    if (offsets.size() != n + 1 || offsets[0] != 0 || static_cast<std::size_t>(offsets[n]) != entries) return false;
+    for (std::size_t i = 0; i < n; ++i)
+      if (offsets[i + 1] < offsets[i]) return false;
+    return true;
+  };
+  if (!csrOk(pairOffsets_, pairRefs_.size())) return bad("pair offsets");
+  for (int ref : pairRefs_)
+    if (static_cast<std::size_t>(ref >= 0 ? ref : ~ref) >= nPairs) return bad("pair reference out of range");
+  if (!csrOk(wallOffsets_, wallStates_.size())) return bad("wall-contact offsets");
+  for (const WallContactState& st : wallStates_) {
+    if (st.wall < 0 || static_cast<std::size_t>(st.wall) >= nw || st.pointCount < 0 || st.pointCount > kMaxWallPoints)
+      return bad("wall contact out of range");
+    const Wall& w = walls_[static_cast<std::size_t>(st.wall)];
+    if (st.triangle < -1 || (st.triangle >= 0 && static_cast<std::size_t>(st.triangle) >= w.triangles.size()))
+      return bad("wall triangle out of range");
+  }
   for (std::size_t w = 0; w < walls_.size(); ++w) {
     walls_[w].origin = origins[w];
     walls_[w].velocity = velocities[w];
   }
-  for (int s : particles_.shape)
-    if (s < 0 || s >= static_cast<int>(shapes_.size())) return R::failure("checkpoint refers to an unknown shape");
   options_.timeStep = dt;
-  table_ = ContactTable(materials_, model_);
-  for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
-  if (options_.threads > 0) omp_set_num_threads(options_.threads);
-  parallel_ = workEstimate() >= options_.parallelThreshold;
-  cacheSphereRadii();
-  computePairConstants();
-  partitionPairs();
   return true;
 }
 

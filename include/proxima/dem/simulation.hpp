@@ -89,16 +89,22 @@ class Simulation {
  public:
   Simulation() = default;
 
-  // ---- set-up (before initialize()) ----
+  // ---- set-up (before initialize(); called after it they throw std::logic_error) ----
   void setMaterials(std::vector<Material> materials, ContactModel model);
   /// Per-pair overrides of restitution, friction and rolling friction.
   void overridePair(int materialA, int materialB, Real restitution, Real friction, Real rollingFriction);
   int addShape(ParticleShape s);
   /// Adds a particle with mass and inertia from its shape and material density. Returns its index.
+  /// `q` is normalised (a zero quaternion is refused by initialize()).
   int addParticle(int shape, int material, const Vec3& x, const Quat& q = Quat::Identity(),
                   const Vec3& v = Vec3::Zero(), const Vec3& w = Vec3::Zero());
   int addWall(Wall w);
   SimulationOptions& options() { return options_; }
+  /// Nothing set up yet (no materials, shapes, particles or walls) and not initialized.
+  [[nodiscard]] bool isFresh() const {
+    return !initialized_ && materials_.empty() && shapes_.empty() && particles_.size() == 0 && walls_.empty() &&
+           overrides_.empty();
+  }
   [[nodiscard]] const SimulationOptions& options() const { return options_; }
 
   /// Stable time-step limit for the current particles and materials: the smaller of the Rayleigh
@@ -109,6 +115,7 @@ class Simulation {
   /// Validates the set-up, builds the contact table and neighbour lists and computes the forces at
   /// t = 0. Errors name what is wrong (particle id, shape, material).
   Result<bool> initialize();
+  /// One time step. Throws std::logic_error before a successful initialize() or loadState().
   void step();
   void run(std::int64_t steps) {
     for (std::int64_t s = 0; s < steps; ++s) step();
@@ -148,10 +155,13 @@ class Simulation {
   /// walls, neighbour-list reference, counters). Loading it into a Simulation set up from the same
   /// scenario continues bit-for-bit. A checksum trailer makes a damaged file fail to load.
   void saveState(std::ostream& out) const;
+  /// Refused (this simulation unchanged) unless the checkpoint comes from the same set-up: the same
+  /// particle count, shapes and materials per particle, walls, and consistent indices throughout.
   Result<bool> loadState(std::istream& in);
 
  private:
   void writePayload(std::ostream& out) const;  ///< saveState's data, before the checksum
+  Result<bool> readPayload(const std::string& bytes);  ///< loadState into *this, with every check
   static std::uint64_t layoutStamp();  ///< checkpoint check: sizes of the records stored raw
   struct PairState {
     int i = 0, j = 0;
@@ -278,6 +288,9 @@ class Simulation {
   std::int64_t step_ = 0;
   Counters counters_;
   Timings timings_;
+  bool initialized_ = false;  ///< initialize() or loadState() succeeded: set-up closed, step() allowed
+  void requireSetUp(const char* what) const;
+  void requireInitialized(const char* what) const;
   bool parallel_ = false;  ///< OpenMP loops on (workEstimate() >= parallelThreshold)
   /// Owner ranges (partitionPairs): pairs [rangePair_[t], rangePair_[t+1]) have their first
   /// particle in [rangeParticle_[t], rangeParticle_[t+1]); boundary_[p] = 1 if p is the second
