@@ -2,6 +2,7 @@
 // properties (closed forms, divergence theorem, Steiner's formula, fine polytope approximations).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -75,6 +76,55 @@ TEST(PolytopeHull, DegenerateClouds) {
   std::vector<Vec3> far = icosphere(1);
   for (auto& q : far) q += Vec3(1e5, -1e5, 1e5);
   EXPECT_EQ(poly(far).vertexCount(), 42);
+}
+
+// Extreme coordinates (review 2026-11-27): the hull normalised cross products of coordinate
+// differences, whose squares overflow beyond ~1e77, so a cube of half-size 1e80 came out flat with 2
+// vertices. Every cube must hull to its 8 corners exactly, with 12 outward triangles, 4-vertex facet
+// loops and working support. (A half-size of 1e100 about a centre of 1e120 cannot be tested: the
+// corners round to the centre, 1e120 + 1e100 == 1e120 in double; the centres below keep the
+// half-size above 1e-10 of the coordinates.)
+TEST(PolytopeHull, ExtremeCoordinatesHullExactly) {
+  std::mt19937_64 rng(12);
+  struct Case {
+    Real half;
+    Vec3 centre;
+    bool rotate;
+  } cases[] = {
+      {1e100, Vec3(1e108, -1e108, 1e108), false}, {1e110, Vec3(1e120, 1e120, -1e120), false},
+      {1e140, Vec3::Zero(), false},               {1e140, Vec3::Zero(), true},
+      {1e150, Vec3(3e150, 0, -2e150), true},      {1e80, Vec3::Zero(), true},
+      {1e300, Vec3::Zero(), true},                {1e-150, Vec3(1e-145, 0, 0), true},
+      {1e-300, Vec3::Zero(), true},               {1, Vec3::Zero(), true},
+  };
+  for (const Case& c : cases) {
+    const Mat3 r = c.rotate ? Mat3(randomRotation(rng).toRotationMatrix()) : Mat3::Identity();
+    std::vector<Vec3> corners;
+    for (const Vec3& q : boxCorners(Vec3(1, 1, 1))) corners.push_back(c.centre + r * (c.half * q));
+    const Polytope p = poly(corners);
+    ASSERT_EQ(p.vertexCount(), 8) << "half " << c.half;
+    EXPECT_EQ(p.dimension(), 3) << "half " << c.half;
+    EXPECT_EQ(p.data().triangles.size(), 12u) << "half " << c.half;
+    for (const Vec3& v : p.vertices())
+      EXPECT_NE(std::find(corners.begin(), corners.end(), v), corners.end()) << "half " << c.half << ": " << v.transpose();
+    for (const Vec3& n : p.data().triangleNormals) EXPECT_NEAR(n.norm(), 1, 1e-12) << "half " << c.half;
+    for (std::size_t t = 0; t < p.data().triangles.size(); ++t)
+      EXPECT_EQ(p.data().facetLoopOffsets[t + 1] - p.data().facetLoopOffsets[t], 4) << "half " << c.half;
+    // Extents: the support along each of the cube's axes is the corner's, in both modes.
+    for (int k = 0; k < 3; ++k)
+      for (const Real s : {-1.0, 1.0}) {
+        const Vec3 d = s * r.col(k);
+        SupportHint brute{-1, SupportMode::BruteForce}, climb{-1, SupportMode::HillClimb};
+        const Real want = d.dot(c.centre) + c.half;
+        EXPECT_NEAR(d.dot(p.support(d, brute)), want, 1e-12 * (c.half + c.centre.norm())) << "half " << c.half;
+        EXPECT_NEAR(d.dot(p.support(d, climb)), want, 1e-12 * (c.half + c.centre.norm())) << "half " << c.half;
+      }
+    // Outward: every triangle's normal points away from the centre.
+    for (std::size_t t = 0; t < p.data().triangles.size(); ++t) {
+      const Vec3 v0 = p.vertices()[p.data().triangles[t][0]];
+      EXPECT_GT(p.data().triangleNormals[t].dot((v0 - c.centre) / c.half), 0.5) << "half " << c.half;
+    }
+  }
 }
 
 TEST(PolytopeHull, HillClimbingEqualsBruteForceFromEveryStart) {

@@ -135,8 +135,13 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
 void buildFacetLoops(PolytopeData& d) {
   const auto& v = d.vertices;
   Real ext = 0;
-  for (const Vec3& q : v) ext = std::max(ext, q.cwiseAbs().maxCoeff());
-  const Real tolPlane = 1e-9 * ext;
+  Vec3 lo = v.empty() ? Vec3::Zero() : v[0], hi = lo;
+  for (const Vec3& q : v) ext = std::max(ext, q.cwiseAbs().maxCoeff()), lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
+  // 1e-9 x the largest coordinate, but never more than 1e-9 x the polytope's own width (a polytope far
+  // from the origin, e.g. half-size 1e110 at 1e120, had every vertex "on" every facet plane), nor less
+  // than the rounding of the plane test (~eps x the coordinates). For polytopes about the origin the
+  // first term is the smaller one: the same tolerance as before.
+  const Real tolPlane = std::max(1e-9 * std::min(ext, (hi - lo).maxCoeff()), 64 * tol::kEps * ext);
   d.facetLoopOffsets.assign(1, 0);
   d.facetLoops.clear();
   std::vector<int> ids, stack;
@@ -186,6 +191,23 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
       return Result<Polytope>::failure(m.str());
     }
   std::vector<Vec3> pts(points.begin(), points.end());
+  // Extreme coordinates: the hull works on squares and fourth powers of coordinate differences
+  // (normalised cross products here and inside Qhull), which overflow beyond ~1e77 (a cube of
+  // half-size 1e80 came out flat with 2 vertices) and underflow below ~1e-77. Such clouds are
+  // hulled scaled by a power of two that brings the largest coordinate into [0.5, 1) — exact, the
+  // same bits up to the exponent — and the vertices are scaled back at the end (exact again;
+  // coordinates below ~1e-308 of the largest one, far under the merge radius, may round). Clouds
+  // within [2^-100, 2^100] are left as they are, so their hulls stay bit-identical.
+  int scaleExp = 0;
+  {
+    Real big = 0;
+    for (const Vec3& q : pts) big = std::max(big, q.cwiseAbs().maxCoeff());
+    if (big > 0 && (big > 0x1p100 || big < 0x1p-100)) {
+      std::frexp(big, &scaleExp);
+      for (Vec3& q : pts)
+        for (int k = 0; k < 3; ++k) q[k] = std::ldexp(q[k], -scaleExp);
+    }
+  }
   // Merge exact and near-coincident points (closer than tol::kHullMergeRelative x extent; first
   // occurrence kept): Qhull's precision handling turns near-duplicates into non-convex facets with
   // missing hull edges (found by the fuzz oracle), which would break mass properties and
@@ -288,11 +310,6 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     buildAdjacency(*data, nb);
   }
   const std::size_t nv = data->vertices.size(), padded = (nv + 3) / 4 * 4;
-  data->xs.resize(padded), data->ys.resize(padded), data->zs.resize(padded);
-  for (std::size_t i = 0; i < padded; ++i) {
-    const Vec3& q = data->vertices[i < nv ? i : 0];
-    data->xs[i] = q.x(), data->ys[i] = q.y(), data->zs[i] = q.z();
-  }
   // Triangle normals and vertex -> triangles (CSR).
   data->triangleNormals.reserve(data->triangles.size());
   data->vertexTriangleOffsets.assign(nv + 1, 0);
@@ -310,6 +327,16 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
       for (int k : data->triangles[f]) data->vertexTriangles[fill[k]++] = static_cast<int>(f);
   }
   buildFacetLoops(*data);
+  // Back to the input's scale, after the normals and facet loops (scale-free, but their squares
+  // would overflow on the unscaled vertices).
+  if (scaleExp != 0)
+    for (Vec3& q : data->vertices)
+      for (int k = 0; k < 3; ++k) q[k] = std::ldexp(q[k], scaleExp);
+  data->xs.resize(padded), data->ys.resize(padded), data->zs.resize(padded);
+  for (std::size_t i = 0; i < padded; ++i) {
+    const Vec3& q = data->vertices[i < nv ? i : 0];
+    data->xs[i] = q.x(), data->ys[i] = q.y(), data->zs[i] = q.z();
+  }
   Polytope p;
   p.data_ = data;
   for (int sx = -1; sx <= 1; ++sx)
