@@ -2,6 +2,7 @@
 // must name the file, line or field.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -107,6 +108,72 @@ TEST(MeshIo, ErrorsNameFileAndLine) {
   auto ext = io::readMesh("shape.ply");
   ASSERT_FALSE(ext.ok());
   EXPECT_NE(ext.message().find("unknown mesh format"), std::string::npos);
+}
+
+// OBJ face vertices (review 2026-11-27: read with atoi, so '3abc' was vertex 3 and 99999999999 wrapped
+// around): the four OBJ forms and relative indices are read, anything else is an error naming the
+// file, the line and the token.
+TEST(MeshIo, ObjFaceVertexForms) {
+  const std::string path = tempPath("faces.obj");
+  auto read = [&](const std::string& text) {
+    {
+      std::ofstream out(path, std::ios::binary);
+      out << text;
+    }
+    return io::readMesh(path);
+  };
+  const std::string head = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nvt 0 0\nvt 1 0\nvn 0 0 1\n";  // faces on line 8
+  struct Good {
+    const char* face;
+    std::array<int, 3> tri;
+  } good[] = {
+      {"f 1 2 3", {0, 1, 2}},          {"f 1/1 2/2 4/1", {0, 1, 3}},   {"f 1//1 3//1 4//1", {0, 2, 3}},
+      {"f 2/1/1 3/2/1 4/2/1", {1, 2, 3}}, {"f -1 -2 -3", {3, 2, 1}},  {"f -4/-2/-1 2/-1 3", {0, 1, 2}},
+      {"f\t1  2\t3 ", {0, 1, 2}},     {"f 1 2 3\r", {0, 1, 2}},
+  };
+  for (const Good& g : good) {
+    auto m = read(head + g.face + "\n");
+    ASSERT_TRUE(m.ok()) << g.face << ": " << m.message();
+    ASSERT_EQ(m.value().triangles.size(), 1u) << g.face;
+    EXPECT_EQ(m.value().triangles[0], g.tri) << g.face;
+  }
+  // A quad is fanned into two triangles.
+  auto quad = read(head + "f 1 2 3 4\n");
+  ASSERT_TRUE(quad.ok()) << quad.message();
+  EXPECT_EQ(quad.value().triangles.size(), 2u);
+  struct Bad {
+    const char* token;
+    const char* why;  ///< part of the message
+  } bad[] = {
+      {"3abc", "is not v, v/vt"}, {"+3", "is not v, v/vt"},   {"3.0", "is not v, v/vt"},  {"1/", "is not v, v/vt"},
+      {"/1", "is not v, v/vt"},   {"1//", "is not v, v/vt"},  {"1/1/1/1", "is not v, v/vt"}, {"1/x", "is not v, v/vt"},
+      {"1/1/", "is not v, v/vt"}, {"-", "is not v, v/vt"},    {"0x1", "is not v, v/vt"},   {"", ""},
+      {"0", "vertex index out of range"}, {"5", "vertex index out of range"}, {"-5", "vertex index out of range"},
+      {"99999999999", "vertex index out of range"}, {"99999999999999999999999", "vertex index out of range"},
+      {"-99999999999999999999999", "vertex index out of range"}, {"1/3", "texture coordinate index out of range"},
+      {"1/0/1", "texture coordinate index out of range"}, {"1//2", "normal index out of range"},
+      {"1/1/-2", "normal index out of range"},
+  };
+  for (const Bad& b : bad) {
+    if (!*b.token) continue;
+    const std::string face = std::string("f 1 2 ") + b.token;
+    auto m = read(head + face + "\n");
+    ASSERT_FALSE(m.ok()) << face;
+    EXPECT_NE(m.message().find(path + ":8"), std::string::npos) << face << " -> " << m.message();
+    EXPECT_NE(m.message().find(std::string("'") + b.token + "'"), std::string::npos) << face << " -> " << m.message();
+    EXPECT_NE(m.message().find(b.why), std::string::npos) << face << " -> " << m.message();
+  }
+  // Relative indices count back from the last vertex defined so far, not from the end of the file.
+  auto relative = read("v 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\nv 5 5 5\nf -1 1 2\n");
+  ASSERT_TRUE(relative.ok()) << relative.message();
+  ASSERT_EQ(relative.value().triangles.size(), 2u);
+  EXPECT_EQ(relative.value().triangles[0], (std::array<int, 3>{0, 1, 2}));
+  EXPECT_EQ(relative.value().triangles[1], (std::array<int, 3>{3, 0, 1}));
+  // A forward reference is out of range on its own line.
+  auto forward = read("v 0 0 0\nv 1 0 0\nf 1 2 3\nv 0 1 0\n");
+  ASSERT_FALSE(forward.ok());
+  EXPECT_NE(forward.message().find(path + ":3"), std::string::npos) << forward.message();
+  std::filesystem::remove(path);
 }
 
 TEST(ShapeJson, AllTypesParse) {

@@ -1,6 +1,7 @@
 #include "proxima/io/mesh.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdint>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 namespace proxima::io {
 namespace {
@@ -42,8 +44,10 @@ R readObj(const std::string& path) {
   TriangleMesh mesh;
   std::string line;
   std::size_t no = 0;
+  long long texCoords = 0, normals = 0;  // vt and vn lines so far (face indices must refer to them)
   while (std::getline(in, line)) {
     ++no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
     std::istringstream s(line);
     std::string tag;
     if (!(s >> tag) || tag[0] == '#') continue;
@@ -51,15 +55,48 @@ R readObj(const std::string& path) {
       Vec3 p;
       if (!(s >> p.x() >> p.y() >> p.z())) return fail(path, no, "vertex needs three numbers");
       mesh.vertices.push_back(p);
+    } else if (tag == "vt") {
+      ++texCoords;
+    } else if (tag == "vn") {
+      ++normals;
     } else if (tag == "f") {
       std::vector<int> idx;
       std::string tok;
       while (s >> tok) {
-        const int k = std::atoi(tok.substr(0, tok.find('/')).c_str());
-        const int n = static_cast<int>(mesh.vertices.size());
-        const int i = k > 0 ? k - 1 : n + k;  // negative indices are relative
-        if (k == 0 || i < 0 || i >= n) return fail(path, no, "face index '" + tok + "' out of range");
-        idx.push_back(i);
+        // One face vertex: v, v/vt, v//vn or v/vt/vn, each field a whole integer (std::from_chars: no
+        // '+', no spaces, nothing after the digits; atoi read '3abc' as 3 and overflowed silently).
+        std::string_view fields[3];  // v, vt, vn; empty = absent
+        const std::string_view t(tok);
+        const std::size_t s1 = t.find('/'), s2 = s1 == t.npos ? t.npos : t.find('/', s1 + 1);
+        bool form = s2 == t.npos || t.find('/', s2 + 1) == t.npos;  // at most two slashes
+        fields[0] = t.substr(0, s1);
+        if (s1 != t.npos) fields[1] = t.substr(s1 + 1, s2 == t.npos ? t.npos : s2 - s1 - 1);
+        if (s2 != t.npos) fields[2] = t.substr(s2 + 1);
+        form = form && !fields[0].empty() && (s1 == t.npos || s2 != t.npos || !fields[1].empty()) &&
+               (s2 == t.npos || !fields[2].empty());
+        const long long counts[3] = {static_cast<long long>(mesh.vertices.size()), texCoords, normals};
+        const char* what[3] = {"vertex", "texture coordinate", "normal"};
+        long long resolved[3] = {0, 0, 0};
+        for (int f = 0; f < 3 && form; ++f) {
+          if (fields[f].empty()) continue;
+          long long k = 0;
+          const char* end = fields[f].data() + fields[f].size();
+          const auto [p, ec] = std::from_chars(fields[f].data(), end, k);
+          if (p != end || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+            form = false;
+            break;
+          }
+          // Positive indices count from 1, negative ones back from the last element defined so far;
+          // 0 and anything beyond (including integers too large for 64 bits) is out of range.
+          resolved[f] = k > 0 ? k - 1 : counts[f] + k;
+          if (ec != std::errc() || k == 0 || resolved[f] < 0 || resolved[f] >= counts[f])
+            return fail(path, no,
+                        "face vertex '" + tok + "': " + what[f] + " index out of range (" + std::to_string(counts[f]) +
+                            " defined so far)");
+        }
+        if (!form)
+          return fail(path, no, "face vertex '" + tok + "' is not v, v/vt, v//vn or v/vt/vn with integer indices");
+        idx.push_back(static_cast<int>(resolved[0]));
       }
       if (idx.size() < 3) return fail(path, no, "face needs at least three vertices");
       for (std::size_t j = 1; j + 1 < idx.size(); ++j) mesh.triangles.push_back({idx[0], idx[j], idx[j + 1]});

@@ -17,6 +17,9 @@ struct TriangleMesh {
 };
 
 /// Reads an OBJ or STL file (chosen by extension, case-insensitive). Errors name the file and line.
+/// OBJ faces take each vertex as v, v/vt, v//vn or v/vt/vn (integers; negative = relative to the
+/// last element defined so far); anything else, or an index out of range, is an error naming the
+/// line and the token.
 Result<TriangleMesh> readMesh(const std::string& path);
 Result<TriangleMesh> readObj(const std::string& path);
 Result<TriangleMesh> readStl(const std::string& path);
