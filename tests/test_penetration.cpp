@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "proxima/narrowphase/distance.hpp"
 #include "proxima/narrowphase/penetration.hpp"
 #include "test_util.hpp"
 
@@ -757,6 +758,98 @@ TEST(PenetrationBadInput, InvalidInputNamesTheField) {
   r = contact(Shape(Sphere{1}), at({0, 0, 0}), box, at({0, 0, 0}), o);
   EXPECT_EQ(r.status, Status::InvalidInput);
   EXPECT_NE(r.message.find("a:"), std::string::npos) << r.message;
+}
+
+// A cache is per ordered pair. Moved to another pair, or used with A and B swapped, its cached
+// support points do not lie on the new shapes; it used to warm-start from them anyway and gave wrong
+// depths (367 of 2000 in the API review). The runtime entry resets such a cache.
+TEST(PenetrationWarmStart, CacheReusedForAnotherPairOrSwappedGivesTheColdAnswer) {
+  std::mt19937_64 rng(41);
+  std::vector<Shape> shapes;
+  for (int k = 0; k < 6; ++k) shapes.emplace_back(Polytope::fromPoints(randomCloud(rng, 20, Vec3(1, 0.7, 0.5))).value());
+  shapes.emplace_back(Box{Vec3(0.9, 0.5, 0.3)});
+  shapes.emplace_back(Ellipsoid{Vec3(0.8, 0.6, 0.4)});
+  ContactCache shared;
+  GjkCache sharedGjk;
+  std::uniform_int_distribution<std::size_t> pick(0, shapes.size() - 1);
+  std::uniform_real_distribution<Real> u(-0.6, 0.6);
+  int wrong = 0, wrongDistance = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t ia = pick(rng), ib = pick(rng);
+    const Transform pa = at(Vec3(u(rng), u(rng), u(rng)), test::randomRotation(rng));
+    const Transform pb = at(Vec3(u(rng), u(rng), u(rng)) + Vec3(0.8, 0, 0), test::randomRotation(rng));
+    const bool swap = trial % 2 == 1;
+    const Shape& a = swap ? shapes[ib] : shapes[ia];
+    const Shape& b = swap ? shapes[ia] : shapes[ib];
+    const ContactResult warm = contact(a, swap ? pb : pa, b, swap ? pa : pb, {}, &shared);
+    const ContactResult cold = contact(a, swap ? pb : pa, b, swap ? pa : pb);
+    wrong += warm.status != cold.status || !(std::abs(warm.distance - cold.distance) <= 1e-9);
+    const DistanceResult dw = distance(a, swap ? pb : pa, b, swap ? pa : pb, {}, &sharedGjk);
+    const DistanceResult dc = distance(a, swap ? pb : pa, b, swap ? pa : pb);
+    wrongDistance += dw.status != dc.status || !(std::abs(dw.distance - dc.distance) <= 1e-9);
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(wrongDistance, 0);
+  // Same pair, same order: the cache is kept (the warm path is taken: fewer expansions overall).
+  ContactCache own;
+  const Transform pa = at(Vec3::Zero()), pb = at(Vec3(1.2, 0.1, 0.05));
+  (void)contact(shapes[0], pa, shapes[1], pb, {}, &own);
+  const std::uint64_t key = own.gjk.pairKey;
+  EXPECT_NE(key, 0U);
+  EXPECT_TRUE(own.gjk.valid);
+  (void)contact(shapes[0], pa, shapes[1], pb, {}, &own);
+  EXPECT_EQ(own.gjk.pairKey, key);
+  // Equal shapes (copies) share a key: a cache of (rock, rock) serves every pair of that template.
+  EXPECT_EQ(cachePairKey(shapes[0], Shape(shapes[0])), cachePairKey(shapes[0], shapes[0]));
+  EXPECT_NE(cachePairKey(shapes[0], shapes[1]), cachePairKey(shapes[1], shapes[0]));
+}
+
+TEST(PenetrationWarmStart, DamagedCacheFieldsAreResetNotRead) {
+  // A hand-filled or damaged cache (size 9 indexed past the 4-point simplex arrays).
+  const Shape box(Box{Vec3(1, 1, 1)});
+  const Transform pa = at(Vec3::Zero()), pb = at(Vec3(1.5, 0.2, 0.1));
+  const ContactResult cold = contact(box, pa, box, pb);
+  ContactCache cache;
+  cache.gjk.valid = true;
+  cache.gjk.size = 9;
+  cache.gjk.pairKey = cachePairKey(box, box);
+  cache.faceSize = 7;
+  cache.hasFace = true;
+  const ContactResult r = contact(box, pa, box, pb, {}, &cache);
+  EXPECT_EQ(r.status, cold.status);
+  EXPECT_NEAR(r.depth, cold.depth, 1e-14);
+  GjkCache g;
+  g.valid = true;
+  g.size = -3;
+  g.pairKey = cachePairKey(box, box);
+  const DistanceResult d = distance(box, pa, box, at(Vec3(2.5, 0, 0)), {}, &g);
+  EXPECT_EQ(d.status, Status::Separated);
+  EXPECT_NEAR(d.distance, 0.5, 1e-14);
+}
+
+TEST(PenetrationBadInput, ReflectionAndEmptyPolytopeAreRefused) {
+  const Shape box(Box{Vec3(1, 2, 3)});
+  Transform mirror = at(Vec3::Zero());
+  mirror.rotation(0, 0) = -1;  // orthonormal, determinant -1
+  ContactResult r = contact(box, at(Vec3::Zero()), box, mirror);
+  EXPECT_EQ(r.status, Status::InvalidInput);
+  EXPECT_NE(r.message.find("b: orientation is a reflection"), std::string::npos) << r.message;
+  const DistanceResult d = distance(box, mirror, box, at(Vec3(5, 0, 0)));
+  EXPECT_EQ(d.status, Status::InvalidInput);
+  EXPECT_NE(d.message.find("a: orientation is a reflection"), std::string::npos) << d.message;
+  // A default-constructed polytope is empty, not null: every accessor answers.
+  const Polytope empty;
+  EXPECT_EQ(empty.vertexCount(), 0);
+  EXPECT_TRUE(empty.vertices().empty());
+  EXPECT_EQ(empty.dimension(), -1);
+  SupportHint h;
+  EXPECT_TRUE(std::isnan(empty.support(Vec3(1, 0, 0), h).x()));
+  const Shape s(empty);
+  EXPECT_TRUE(s.validate().has_value());
+  const Aabb box2 = computeAabb(s);
+  EXPECT_FALSE(box2.lo.allFinite());
+  r = contact(s, at(Vec3::Zero()), box, at(Vec3::Zero()));
+  EXPECT_EQ(r.status, Status::InvalidInput);
 }
 
 }  // namespace

@@ -23,17 +23,35 @@ std::optional<std::string> validatePose(const Transform& pose) {
                        c0.dot(c1),           c0.dot(c2),           c1.dot(c2)};
     bool ok = pose.translation.allFinite();
     for (const Real x : e) ok &= std::abs(x) < tol::kRotationOrthonormality;
+    ok &= c0.cross(c1).dot(c2) > 0;  // a rotation, not a reflection (det = +1, not -1)
     if (ok) return std::nullopt;
   }
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
   if (!pose.rotation.allFinite()) return std::string("orientation has a non-finite component");
   const Real err = (pose.rotation.transpose() * pose.rotation - Mat3::Identity()).cwiseAbs().maxCoeff();
   if (!(err < tol::kRotationOrthonormality)) return std::string("orientation is not a rotation (quaternion not unit?)");
+  if (!(pose.rotation.determinant() > 0))
+    return std::string("orientation is a reflection (determinant -1), not a rotation: it would turn the shape inside out");
   return std::nullopt;
+}
+
+std::uint64_t cachePairKey(const Shape& a, const Shape& b) {
+  const std::uint64_t fa = a.fingerprint(), fb = b.fingerprint();
+  // Ordered combination (swapping A and B changes the key unless the shapes are equal).
+  std::uint64_t h = fa * 0x9E3779B97F4A7C15ULL;
+  h ^= fb + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+  return h | 1;
 }
 
 DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                         const GjkOptions& options, GjkCache* cache) {
+  if (cache) {
+    const std::uint64_t key = cachePairKey(a, b);
+    if (cache->pairKey != key || !cache->plausible()) {
+      cache->reset();
+      cache->pairKey = key;
+    }
+  }
   DistanceResult bad;
   bad.status = Status::InvalidInput;
   if (auto m = a.validate()) return bad.message = "a: " + *m, bad;

@@ -81,6 +81,15 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   thread_local ContactCache scratch;
   if (!cache) scratch = kCold;
   ContactCache& cc = cache ? *cache : scratch;
+  if (cache) {
+    // A cache filled for another pair (or this pair swapped) would warm-start from points that are
+    // not on these shapes: reset it (cachePairKey).
+    const std::uint64_t key = cachePairKey(a, b);
+    if (cc.gjk.pairKey != key || !cc.plausible()) [[unlikely]] {
+      cc.reset();
+      cc.gjk.pairKey = key;
+    }
+  }
   const bool gjkTd = options.method == PenetrationMethod::GjkTd;
   // (initialised from prvalues: no copy of the ~700-byte result)
   ContactResult r =

@@ -97,6 +97,29 @@ Real Shape::totalRadius() const {
   return inflate_;
 }
 
+std::uint64_t Shape::fingerprint() const {
+  auto mix = [](std::uint64_t h, const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t k = 0; k < n; ++k) h = (h ^ p[k]) * 1099511628211ULL;
+    return h;
+  };
+  const std::uint64_t type = geometry_.index();
+  std::uint64_t h = mix(1469598103934665603ULL, &type, sizeof type);
+  h = mix(h, &inflate_, sizeof inflate_);
+  return std::visit(
+      [&](const auto& g) -> std::uint64_t {
+        using G = std::decay_t<decltype(g)>;
+        if constexpr (std::is_same_v<G, Polytope>) {
+          const std::uint64_t v = g.fingerprint();
+          return mix(h, &v, sizeof v);
+        } else {
+          static_assert(sizeof(G) % sizeof(Real) == 0, "plain aggregate of Reals expected");
+          return mix(h, &g, sizeof g);
+        }
+      },
+      geometry_);
+}
+
 Vec3 Shape::support(const Vec3& d, SupportHint& h) const {
   Vec3 s = std::visit([&](const auto& g) { return g.support(d, h); }, geometry_);
   if (inflate_ > 0) {

@@ -29,4 +29,9 @@ DistanceResult distance(const DistanceInput& input, GjkCache* cache = nullptr);
 /// nullopt when the pose is usable; otherwise what is wrong with it.
 std::optional<std::string> validatePose(const Transform& pose);
 
+/// Key of the ordered pair (A, B) for warm-start caches (GjkCache::pairKey): built from the shapes'
+/// fingerprints, so a cache moved to another pair, or to this pair with A and B swapped, is
+/// detected and reset (its cached support points would not lie on the new shapes). Never 0.
+std::uint64_t cachePairKey(const Shape& a, const Shape& b);
+
 }  // namespace proxima

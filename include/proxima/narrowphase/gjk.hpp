@@ -59,9 +59,14 @@ struct GjkCache {
   Vec3 localA[4];  ///< support points of the last simplex in A's local frame
   Vec3 localB[4];  ///< ... and in B's local frame
   SupportHint hintA, hintB;
+  /// Which shapes (A, B) filled it (pairKey()): the runtime entry points reset a cache reused for
+  /// another pair or for the pair swapped, whose cached points would not lie on these shapes.
+  std::uint64_t pairKey = 0;
   [[nodiscard]] Vec3& normalA() { return localA[3]; }
   [[nodiscard]] const Vec3& normalA() const { return localA[3]; }
   void reset() { *this = GjkCache{}; }
+  /// Fields in range (a cache filled by the code, not by hand or by a damaged checkpoint).
+  [[nodiscard]] bool plausible() const { return size >= 0 && size <= 4; }
 };
 
 /// Result of a distance query. All points and vectors are in the world frame.
@@ -194,10 +199,23 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const GjkOptions& o
     // bodies overlap, which GJK certifies (Newton cannot).
     if (F > 0 && F + 0.5 * (g1 * d1 + g2 * d2) > 0.5 * F) return false;
     if (F < 0 && !(gap > opt.relTolerance * upper + opt.absTolerance * scale)) {
-      // Certified. The step not taken still refines the normal (quadratically) at no cost.
+      // Certified. The step not taken still refines the normal (quadratically).
       s.lower = -F;
       s.normal = (s.u + d1 * t1 + d2 * t2).normalized();
       if (!(s.normal.dot(s.u) > 0.5)) s.normal = s.u;
+      // Witnesses: the distance is quadratic in the angle to the optimum but the support points are
+      // linear in it, so at u (certified to ~1e-15 in distance) they sat ~sqrt(1e-15 / curvature)
+      // ~ 1e-8..1e-5 (relative) off the closest pair. The support pair at the refined normal is off
+      // by the square of that; it is taken unless its feasible distance is worse than u's beyond
+      // rounding (one more support pair, skipped when the step is negligible).
+      if (std::hypot(d1, d2) > 1e-13) {
+        Vec3 pa, lb;
+        const Vec3 w = pairAlong(s.normal, pa, lb);
+        if (w.allFinite() && w.norm() <= upper + 8 * tol::kEps * scale) {
+          s.lower = std::max(s.lower, -s.normal.dot(w));
+          s.u = s.normal, s.pa = pa, s.lb = lb, s.w = w;
+        }
+      }
       return true;
     }
     if (it == tol::kGjkNewtonIterations) return false;
@@ -490,7 +508,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       }
     }
   }
-  if (cache && cache->valid && cache->size > 0) {
+  if (cache && cache->valid && cache->size > 0 && cache->size <= 4) {
     // Warm start: re-evaluate the cached simplex under the current poses (its points still lie on
     // the shapes) and take its point of minimum norm as the first direction.
     n = cache->size;

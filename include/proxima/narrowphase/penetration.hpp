@@ -81,6 +81,7 @@ struct ContactCache {
   /// contact manifold starts its face search there instead of searching again.
   int supportVertexA = -1, supportVertexB = -1;
   void reset() { *this = ContactCache{}; }
+  [[nodiscard]] bool plausible() const { return gjk.plausible() && faceSize >= 0 && faceSize <= 3; }
 };
 
 /// Runtime entry point: validates the input, handles radii (cores apart: depth = radii - core

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -196,6 +199,9 @@ struct PolytopeData {
   /// about its normal. Qhull fans a polygonal facet into triangles; the contact manifold clips
   /// against the whole polygon, so it is gathered and ordered once here instead of per query.
   std::vector<int> facetLoopOffsets, facetLoops;
+  /// Content hash of `vertices` (Polytope::fingerprint()), computed on first use; 0 = not yet.
+  /// (Not copied: PolytopeData is built in place and shared.)
+  mutable std::atomic<std::uint64_t> fingerprint{0};
 };
 
 /// Convex hull of a point cloud. Degenerate clouds (duplicates, collinear, coplanar, a single
@@ -207,7 +213,22 @@ class Polytope {
   /// a non-finite coordinate.
   static Result<Polytope> fromPoints(std::span<const Vec3> points);
 
+  /// A default-constructed polytope is empty (no vertices; validation rejects it; its support
+  /// point is NaN) rather than null.
   [[nodiscard]] const PolytopeData& data() const { return *data_; }
+  /// Hash of the hull vertices: equal for polytopes with the same vertices (in the same order), so
+  /// a warm-start cache can tell whether it was filled for this geometry.
+  [[nodiscard]] std::uint64_t fingerprint() const {
+    std::uint64_t h = data_->fingerprint.load(std::memory_order_relaxed);
+    if (h == 0) {
+      h = 1469598103934665603ULL;  // FNV-1a over the coordinates' bytes
+      const auto* p = reinterpret_cast<const unsigned char*>(data_->vertices.data());
+      for (std::size_t k = 0; k < data_->vertices.size() * sizeof(Vec3); ++k) h = (h ^ p[k]) * 1099511628211ULL;
+      h |= 1;  // never 0 ("not yet")
+      data_->fingerprint.store(h, std::memory_order_relaxed);
+    }
+    return h;
+  }
   [[nodiscard]] const std::vector<Vec3>& vertices() const { return data_->vertices; }
   /// 0 for a default-constructed (empty) polytope, which validation rejects.
   [[nodiscard]] int vertexCount() const { return data_ ? static_cast<int>(data_->vertices.size()) : 0; }
@@ -220,6 +241,8 @@ class Polytope {
   [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& hint) const {
     const auto& v = data_->vertices;
     const int n = static_cast<int>(v.size());
+    if (n == 0) [[unlikely]]
+      return Vec3::Constant(std::numeric_limits<Real>::quiet_NaN());  // empty polytope: no support
     const bool climb =
         hint.mode == SupportMode::HillClimb || (hint.mode == SupportMode::Auto && n >= tol::kHillClimbMinVertices);
     if (climb) {
@@ -267,7 +290,15 @@ class Polytope {
   [[nodiscard]] int hillClimb(const Vec3& d, int start) const;
 
  private:
-  std::shared_ptr<const PolytopeData> data_;
+  static const std::shared_ptr<const PolytopeData>& emptyData() {
+    static const std::shared_ptr<const PolytopeData> kEmpty = [] {
+      auto d = std::make_shared<PolytopeData>();
+      d->dimension = -1;
+      return d;
+    }();
+    return kEmpty;
+  }
+  std::shared_ptr<const PolytopeData> data_ = emptyData();
 };
 
 /// A core shape inflated by a radius (Minkowski sum with a ball): sphero-polytopes, rounded boxes.

@@ -3,6 +3,7 @@
 // algorithms themselves are templates over the support concept (convex.hpp).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -36,6 +37,10 @@ class Shape {
 
   /// Support point of the whole shape (core + radius) in its local frame.
   [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const;
+
+  /// Hash of the type, the geometry and the inflation: equal for equal shapes. Warm-start caches
+  /// record it to detect being reused for another pair (or the same pair swapped).
+  [[nodiscard]] std::uint64_t fingerprint() const;
 
   /// nullopt when the shape is usable; otherwise a message naming the offending field.
   [[nodiscard]] std::optional<std::string> validate() const;
