@@ -107,6 +107,22 @@ TEST(Dem, PrincipalFrameOfAnOffsetRotatedHull) {
   EXPECT_LT(c.norm(), 1e-12);
 }
 
+TEST(Dem, SymmetricShapesKeepTheirOwnFrameWhenInflated) {
+  // Inflated shapes' inertia is integrated numerically (~1e-4): its off-diagonal noise used to turn
+  // an inflated cube's body frame to an arbitrary rotation (the header promises identity).
+  for (const Shape& shape : {Shape(Box{Vec3(0.01, 0.01, 0.01)}, 0.002), Shape(Box{Vec3(0.01, 0.02, 0.03)}, 0.001),
+                             Shape(Ellipsoid{Vec3(0.01, 0.01, 0.02)}, 0.003), Shape(Cylinder{0.01, 0.01}, 0.002),
+                             Shape(Cone{0.01, 0.02}, 0.001)}) {
+    auto s = makeParticleShape("rounded", shape);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const Transform& L = s.value().local;
+    EXPECT_LT((L.rotation - Mat3::Identity()).cwiseAbs().maxCoeff(), 1e-15) << toString(shape.type());
+    EXPECT_NEAR(L.translation.x(), 0, 1e-18);
+    EXPECT_NEAR(L.translation.y(), 0, 1e-18);
+    if (shape.type() != ShapeType::Cone) EXPECT_TRUE(s.value().localIsIdentity) << toString(shape.type());
+  }
+}
+
 TEST(Dem, TorqueFreeAsymmetricTopKeepsEnergyAndAngularMomentum) {
   // Box with three distinct moments spinning near its intermediate axis (unstable: tumbles).
   Simulation sim;

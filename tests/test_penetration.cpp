@@ -852,5 +852,36 @@ TEST(PenetrationBadInput, ReflectionAndEmptyPolytopeAreRefused) {
   EXPECT_EQ(r.status, Status::InvalidInput);
 }
 
+TEST(PenetrationManifold, ParallelCapsulesTouchAtBothEndsOfTheOverlap) {
+  // Capsules (segment cores) side by side: the contact is a line. A single point anywhere on it gave
+  // a DEM pair a torque it does not have; now the two ends of the overlap, each with its depth.
+  const Shape cap(Capsule{0.5, 2.0});  // radius 0.5, core from z = -2 to 2
+  std::mt19937_64 rng(8);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Quat q = test::randomRotation(rng);
+    const Vec3 axis = q * Vec3::UnitZ(), side = q * Vec3::UnitX();
+    const Vec3 origin = Vec3(3, -1, 2) * (trial % 5 == 0 ? 1e5 : 1.0);
+    const Real shift = 1.0 + 0.02 * trial;  // along the axis: overlap of length 4 - shift
+    const Real gap = 0.9;                   // centre lines 0.9 apart: depth 0.1
+    const ContactResult r = contact(cap, at(origin, q), cap, at(origin + gap * side + shift * axis, q));
+    ASSERT_EQ(r.status, Status::Overlapping);
+    EXPECT_NEAR(r.depth, 0.1, 1e-9);
+    ASSERT_EQ(r.contactCount, 2) << trial;
+    Real lo = 1e300, hi = -1e300;
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_NEAR(r.contacts[c].depth, 0.1, 1e-9);
+      const Vec3 rel = r.contacts[c].point - origin;
+      EXPECT_NEAR(rel.dot(side), 0.45, 1e-9 * origin.norm() + 1e-12);  // midway between the surfaces
+      lo = std::min(lo, rel.dot(axis)), hi = std::max(hi, rel.dot(axis));
+    }
+    EXPECT_NEAR(lo, -2 + shift, 1e-9 * (1 + origin.norm()));
+    EXPECT_NEAR(hi, 2, 1e-9 * (1 + origin.norm()));
+  }
+  // Crossing capsules keep one point.
+  const ContactResult x = contact(cap, at(Vec3::Zero()), cap,
+                                  at(Vec3(0.9, 0, 0), Quat(Eigen::AngleAxis<Real>(M_PI / 2, Vec3::UnitX()))));
+  EXPECT_EQ(x.contactCount, 1);
+}
+
 }  // namespace
 }  // namespace proxima

@@ -56,7 +56,19 @@ Result<ParticleShape> makeParticleShape(const std::string& name, const Shape& sh
 
   // Principal frame (body frame): x_body = Vᵀ (x_shape - c). Already-diagonal inertia tensors keep
   // their axes, so spheres, boxes, ellipsoids and capsules are not rotated.
-  const Mat3& I = m.inertia;
+  Mat3 I = m.inertia;
+  Vec3 centroid = m.centroid;
+  // Shapes symmetric under the reflections x -> -x and y -> -y (and, but for the cone, z -> -z) have
+  // a diagonal inertia tensor and the centroid on the z axis, exactly. Inflated ones are integrated
+  // numerically (~1e-4): their off-diagonal noise would rotate the body frame arbitrarily (an
+  // inflated cube's moments are equal, so any frame diagonalises the noise). Use the exact form.
+  const ShapeType t = shape.type();
+  if (t == ShapeType::Sphere || t == ShapeType::Ellipsoid || t == ShapeType::Box || t == ShapeType::Capsule ||
+      t == ShapeType::Cylinder || t == ShapeType::Cone) {
+    I = Mat3(I.diagonal().asDiagonal());
+    centroid.x() = 0, centroid.y() = 0;
+    if (t != ShapeType::Cone) centroid.z() = 0;
+  }
   const Real scale = I.diagonal().cwiseAbs().maxCoeff();
   Mat3 V = Mat3::Identity();
   Vec3 moments = I.diagonal();
@@ -68,7 +80,7 @@ Result<ParticleShape> makeParticleShape(const std::string& name, const Shape& sh
     moments = eig.eigenvalues();
   }
   p.inertiaPerDensity = moments;
-  const Vec3 c = m.centroid;
+  const Vec3 c = centroid;
   p.local = Transform(Mat3(V.transpose()), Vec3(-(V.transpose() * c)));
   const Real size = std::cbrt(m.volume);
   p.localIsIdentity = off <= 1e-12 * scale && c.norm() <= 1e-14 * size;

@@ -245,6 +245,34 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   if (fa.n == 0 || fb.n == 0) return;
   // Reference face: the better aligned one (alignments are frame-independent). Edge-edge and vertex
   // contacts end here, before any polygon is transformed.
+  if (fa.n == 2 && fb.n == 2 && fa.align == -2 && fb.align == -2) {
+    // Two segment cores (capsules) both lying across the normal: parallel segments touch along a
+    // line, and a single point anywhere on it would give the pair a spurious torque. Two points, at
+    // the ends of the overlap of the segments along their common direction, each with its own depth.
+    const Vec3 a0 = poseA.apply(fa.p[0]), a1 = poseA.apply(fa.p[1]);
+    const Vec3 b0 = poseB.apply(fb.p[0]), b1 = poseB.apply(fb.p[1]);
+    const Real la = (a1 - a0).norm();
+    if (!(la > 0) || !((b1 - b0).squaredNorm() > 0)) return;
+    const Vec3 u = (a1 - a0) / la;
+    const Real ta = u.dot(b0 - a0), tb = u.dot(b1 - a0);
+    const Real lo = std::max<Real>(0, std::min(ta, tb)), hi = std::min(la, std::max(ta, tb));
+    const Real scale = std::max({la, (b1 - b0).norm(), a0.cwiseAbs().maxCoeff(), b0.cwiseAbs().maxCoeff()});
+    if (!(hi - lo > 1e-9 * scale)) return;  // crossing or end-to-end: one point
+    const Real ra = a.totalRadius(), rb = b.totalRadius();
+    const Vec3 eb = b1 - b0;
+    int k = 0;
+    for (const Real t : {lo, hi}) {
+      const Vec3 qa = a0 + t * u;
+      const Real s = std::clamp<Real>((qa - b0).dot(eb) / eb.squaredNorm(), 0, 1);
+      const Vec3 qb = b0 + s * eb;
+      const Real depth = ra + rb - n.dot(qb - qa);
+      if (depth < -1e-12 * scale) continue;
+      r.contacts[k++] = {Vec3(0.5 * (qa + qb) + 0.5 * (ra - rb) * n), std::max<Real>(depth, 0)};
+    }
+    if (k == 2) r.contactCount = 2;
+    else singlePointManifold(r);
+    return;
+  }
   const bool refIsA = fa.align >= fb.align;
   const Poly& ref = refIsA ? fa : fb;
   const Poly& inc = refIsA ? fb : fa;
