@@ -206,15 +206,15 @@ bool newtonDistance(const SA& a, const SB& b, const Mat3& R, const GjkOptions& o
       // Witnesses: the distance is quadratic in the angle to the optimum but the support points are
       // linear in it, so at u (certified to ~1e-15 in distance) they sat ~sqrt(1e-15 / curvature)
       // ~ 1e-8..1e-5 (relative) off the closest pair. The support pair at the refined normal is off
-      // by the square of that; it is taken unless its feasible distance is worse than u's beyond
-      // rounding (one more support pair, skipped when the step is negligible).
-      if (std::hypot(d1, d2) > 1e-13) {
+      // by the square of that; it is taken if it passes the same certificate (with the better of
+      // the two lower bounds), i.e. its distance is as certified as u's (one more support pair,
+      // skipped when the step would not change u).
+      if (std::hypot(d1, d2) > 4 * tol::kEps) {
         Vec3 pa, lb;
         const Vec3 w = pairAlong(s.normal, pa, lb);
-        if (w.allFinite() && w.norm() <= upper + 8 * tol::kEps * scale) {
-          s.lower = std::max(s.lower, -s.normal.dot(w));
-          s.u = s.normal, s.pa = pa, s.lb = lb, s.w = w;
-        }
+        const Real up = w.norm(), low = std::max(s.lower, -s.normal.dot(w));
+        if (std::isfinite(up) && up - low <= opt.relTolerance * up + opt.absTolerance * scale)
+          s.lower = low, s.u = s.normal, s.pa = pa, s.lb = lb, s.w = w;
       }
       return true;
     }
