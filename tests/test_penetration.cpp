@@ -883,5 +883,32 @@ TEST(PenetrationManifold, ParallelCapsulesTouchAtBothEndsOfTheOverlap) {
   EXPECT_EQ(x.contactCount, 1);
 }
 
+TEST(PenetrationBadInput, OptionsOutOfRangeAreNamed) {
+  const Shape box(Box{Vec3(1, 1, 1)});
+  const Transform pa = at(Vec3::Zero()), pb = at(Vec3(1.5, 0, 0));
+  PenetrationOptions o;
+  o.method = static_cast<PenetrationMethod>(7);  // used to fall through to a common-plane method
+  ContactResult r = contact(box, pa, box, pb, o);
+  EXPECT_EQ(r.status, Status::InvalidInput);
+  EXPECT_NE(r.message.find("options.method: unknown value 7"), std::string::npos) << r.message;
+  o = {};
+  o.maxExpansions = 0;
+  r = contact(box, pa, box, pb, o);
+  EXPECT_NE(r.message.find("options.maxExpansions"), std::string::npos) << r.message;
+  o = {};
+  o.gjk.maxIterations = -1;
+  r = contact(box, pa, box, pb, o);
+  EXPECT_NE(r.message.find("gjk.options.maxIterations"), std::string::npos) << r.message;
+  GjkOptions g;
+  g.supportMode = static_cast<SupportMode>(9);
+  DistanceResult d = distance(box, pa, box, at(Vec3(3, 0, 0)), g);
+  EXPECT_EQ(d.status, Status::InvalidInput);
+  EXPECT_NE(d.message.find("options.supportMode"), std::string::npos) << d.message;
+  g = {};
+  g.relTolerance = std::nan("");
+  d = distance(box, pa, box, at(Vec3(3, 0, 0)), g);
+  EXPECT_NE(d.message.find("options.relTolerance"), std::string::npos) << d.message;
+}
+
 }  // namespace
 }  // namespace proxima

@@ -354,6 +354,7 @@ Result<bool> Simulation::initialize() {
   }
   if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep)) return R::failure("time step must be > 0");
   if (!options_.gravity.allFinite()) return R::failure("gravity must be finite");
+  if (auto m = validateOptions(options_.narrowPhase)) return R::failure("narrow phase " + *m);
 
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
   table_ = ContactTable(materials_, model_);

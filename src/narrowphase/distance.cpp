@@ -35,6 +35,23 @@ std::optional<std::string> validatePose(const Transform& pose) {
   return std::nullopt;
 }
 
+std::optional<std::string> validateOptions(const GjkOptions& o) {
+  // Enumerations set from integers by a caller, counts and tolerances: out-of-range values would
+  // select no algorithm, loop zero times, or never converge.
+  if (static_cast<unsigned>(o.subAlgorithm) > static_cast<unsigned>(SubAlgorithm::Johnson))
+    return "options.subAlgorithm: unknown value " + std::to_string(static_cast<int>(o.subAlgorithm));
+  if (static_cast<unsigned>(o.signs) > static_cast<unsigned>(SignMode::Exact))
+    return "options.signs: unknown value " + std::to_string(static_cast<int>(o.signs));
+  if (static_cast<unsigned>(o.supportMode) > static_cast<unsigned>(SupportMode::HillClimb))
+    return "options.supportMode: unknown value " + std::to_string(static_cast<int>(o.supportMode));
+  if (o.maxIterations < 1) return "options.maxIterations must be >= 1 (got " + std::to_string(o.maxIterations) + ")";
+  if (o.maxRestarts < 0) return "options.maxRestarts must be >= 0 (got " + std::to_string(o.maxRestarts) + ")";
+  for (auto [name, v] : {std::pair{"relTolerance", o.relTolerance}, std::pair{"absTolerance", o.absTolerance},
+                         std::pair{"touchTolerance", o.touchTolerance}, std::pair{"restartGap", o.restartGap}})
+    if (!(v >= 0) || !std::isfinite(v)) return std::string("options.") + name + " must be finite and >= 0";
+  return std::nullopt;
+}
+
 std::uint64_t cachePairKey(const Shape& a, const Shape& b) {
   const std::uint64_t fa = a.fingerprint(), fb = b.fingerprint();
   // Ordered combination (swapping A and B changes the key unless the shapes are equal).
@@ -58,6 +75,7 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
   if (auto m = b.validate()) return bad.message = "b: " + *m, bad;
   if (auto m = validatePose(poseA)) return bad.message = "a: " + *m, bad;
   if (auto m = validatePose(poseB)) return bad.message = "b: " + *m, bad;
+  if (auto m = validateOptions(options)) return bad.message = *m, bad;
 
   const Core ca = coreOf(a), cb = coreOf(b);
   DistanceResult r =

@@ -64,6 +64,17 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
 
 }  // namespace
 
+std::optional<std::string> validateOptions(const PenetrationOptions& options) {
+  if (static_cast<unsigned>(options.method) > static_cast<unsigned>(PenetrationMethod::Cundall))
+    return "options.method: unknown value " + std::to_string(static_cast<int>(options.method));
+  if (options.maxExpansions < 1)
+    return "options.maxExpansions must be >= 1 (got " + std::to_string(options.maxExpansions) + ")";
+  if (!(options.relTolerance >= 0) || !std::isfinite(options.relTolerance))
+    return std::string("options.relTolerance must be finite and >= 0");
+  if (auto m = validateOptions(options.gjk)) return "gjk." + *m;
+  return std::nullopt;
+}
+
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
   if (!options.trustedInput) {
@@ -71,6 +82,10 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
     if (auto m = b.validate()) return invalid("b: " + *m, options.method);
     if (auto m = validatePose(poseA)) return invalid("a: " + *m, options.method);
     if (auto m = validatePose(poseB)) return invalid("b: " + *m, options.method);
+    if (auto m = validateOptions(options)) {
+      const bool known = static_cast<unsigned>(options.method) <= static_cast<unsigned>(PenetrationMethod::Cundall);
+      return invalid(*m, known ? options.method : PenetrationMethod::GjkTd);
+    }
   }
 
   // GJK-TD always works with a cache (the caller's, or when none is given this thread's scratch one,

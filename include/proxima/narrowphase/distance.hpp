@@ -29,6 +29,10 @@ DistanceResult distance(const DistanceInput& input, GjkCache* cache = nullptr);
 /// nullopt when the pose is usable; otherwise what is wrong with it.
 std::optional<std::string> validatePose(const Transform& pose);
 
+/// nullopt when the options are usable (enumerations in range, counts >= 1, finite tolerances
+/// >= 0); otherwise the field and what is wrong.
+std::optional<std::string> validateOptions(const GjkOptions& options);
+
 /// Key of the ordered pair (A, B) for warm-start caches (GjkCache::pairKey): built from the shapes'
 /// fingerprints, so a cache moved to another pair, or to this pair with A and B swapped, is
 /// detected and reset (its cached support points would not lie on the new shapes). Never 0.

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "proxima/core/tolerances.hpp"
 #include "proxima/narrowphase/gjk.hpp"
@@ -83,6 +85,11 @@ struct ContactCache {
   void reset() { *this = ContactCache{}; }
   [[nodiscard]] bool plausible() const { return gjk.plausible() && faceSize >= 0 && faceSize <= 3; }
 };
+
+/// nullopt when the options are usable (the method and the GJK enumerations in range, counts >= 1,
+/// finite tolerances >= 0); otherwise the field and what is wrong. contact() checks it unless
+/// trustedInput; the DEM once at initialize().
+std::optional<std::string> validateOptions(const PenetrationOptions& options);
 
 /// Runtime entry point: validates the input, handles radii (cores apart: depth = radii - core
 /// distance, no expansion; cores overlapping: expand the cores, add the radii), dispatches the
