@@ -198,7 +198,17 @@ int runScenario(const RunOptions& o) {
   if (o.noVtk) sc.output.vtk = false;
 
   dem::Simulation sim;
-  if (auto built = dem::buildSimulation(sc, sim); !built.ok()) {
+  // Large insertions take a while: a progress line after the first second (none with -q).
+  const auto buildStart = std::chrono::steady_clock::now();
+  bool insertionShown = false;
+  auto insertion = [&](std::size_t block, std::int64_t placed, std::int64_t count) {
+    if (o.quiet || std::chrono::duration<double>(std::chrono::steady_clock::now() - buildStart).count() < 1) return;
+    std::cerr << "\rinserting particles[" << block << "]: " << placed << " of " << count << std::flush;
+    insertionShown = true;
+  };
+  auto built = dem::buildSimulation(sc, sim, insertion);
+  if (insertionShown) std::cerr << '\n';
+  if (!built.ok()) {
     std::cerr << "proxima run: " << built.message() << '\n';
     return 2;
   }
@@ -290,9 +300,11 @@ int runScenario(const RunOptions& o) {
       resumeStep ? std::optional<std::int64_t>(continuing && *resumeStep % cad.csv != 0 ? *resumeStep - 1 : *resumeStep)
                  : std::nullopt;
   const double frameKeep = continuing && *resumeStep % cad.frame != 0 ? sim.time() - 0.5 * dt : sim.time();
-  io::VtkSeriesWriter vtk(dir);
-  if (sc.output.vtk && resumeStep) {
-    if (auto r = vtk.resume(frameKeep); !r.ok()) {
+  // (constructed only when frames are written: it creates the frames/ folder)
+  std::optional<io::VtkSeriesWriter> vtk;
+  if (sc.output.vtk) vtk.emplace(dir);
+  if (vtk && resumeStep) {
+    if (auto r = vtk->resume(frameKeep); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
       return 2;
     }
@@ -357,8 +369,8 @@ int runScenario(const RunOptions& o) {
     return true;
   };
   auto frame = [&]() -> bool {
-    if (!sc.output.vtk) return true;
-    if (auto r = vtk.writeFrame(sim); !r.ok()) {
+    if (!vtk) return true;
+    if (auto r = vtk->writeFrame(sim); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
       return false;
     }

@@ -327,7 +327,7 @@ Result<Shape> scaledShape(const Shape& shape, Real s) {
   return out;
 }
 
-Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
+Result<bool> buildSimulation(const Scenario& sc, Simulation& sim, const InsertionProgress& progress) {
   const std::string file = sc.sourceFile.empty() ? std::string() : sc.sourceFile + ": ";
   auto fail = [&](const std::string& msg) { return Result<bool>::failure(file + msg); };
   auto warn = [&](const std::string& msg) { std::cerr << "proxima: warning: " << file << msg << "\n"; };
@@ -493,6 +493,7 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim) {
       placedCentre.push_back(x);
       placedRadius.push_back(r);
       ++placed;
+      if (progress && placed % 16384 == 0) progress(b, placed, count);
     };
     auto kinematics = [&](Quat& q, Vec3& v) {
       q = ins.randomOrientation ? rng.orientation() : Quat::Identity();

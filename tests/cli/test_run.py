@@ -145,6 +145,11 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(SCENARIO.replace("glass", "verre").encode().replace(b"verre", b"verr\xe9"))
     r = run([bad, "-o", "latin1", "-q", "--duration", "0.004"], tmp)
     check(r.returncode == 0 and os.path.exists(os.path.join(tmp, "latin1", "summary.json")), f"non-UTF-8 name survives ({r.returncode}: {r.stderr.strip()[-300:]})")
+    # --no-vtk writes no frames and no frames/ folder (it used to leave an empty one).
+    r = run([scen, "-o", "novtk", "-q", "--duration", "0.004", "--no-vtk"], tmp)
+    check(r.returncode == 0 and not os.path.exists(os.path.join(tmp, "novtk", "frames"))
+          and not os.path.exists(os.path.join(tmp, "novtk", "particles.pvd")),
+          f"--no-vtk leaves no frames folder ({r.returncode}: {sorted(os.listdir(os.path.join(tmp, 'novtk'))) if os.path.isdir(os.path.join(tmp, 'novtk')) else '-'})")
 
 print(f"{checks - len(failures)}/{checks} checks passed")
 sys.exit(1 if failures or checks == 0 else 0)
