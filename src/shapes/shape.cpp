@@ -1,6 +1,8 @@
 #include "proxima/shapes/shape.hpp"
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <sstream>
@@ -98,14 +100,19 @@ Real Shape::totalRadius() const {
 }
 
 std::uint64_t Shape::fingerprint() const {
-  auto mix = [](std::uint64_t h, const void* data, std::size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t k = 0; k < n; ++k) h = (h ^ p[k]) * 1099511628211ULL;
+  // Word by word (a multiply and a shift per 8 bytes): the runtime queries compute it for every
+  // cached call.
+  auto mix = [](std::uint64_t h, const void* data, std::size_t bytes) {
+    for (std::size_t k = 0; k < bytes; k += sizeof(std::uint64_t)) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, static_cast<const char*>(data) + k, sizeof w);
+      h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+      h ^= h >> 29;
+    }
     return h;
   };
-  const std::uint64_t type = geometry_.index();
-  std::uint64_t h = mix(1469598103934665603ULL, &type, sizeof type);
-  h = mix(h, &inflate_, sizeof inflate_);
+  const std::uint64_t head[2] = {static_cast<std::uint64_t>(geometry_.index()) + 1, std::bit_cast<std::uint64_t>(inflate_)};
+  const std::uint64_t h = mix(0x243F6A8885A308D3ULL, head, sizeof head);
   return std::visit(
       [&](const auto& g) -> std::uint64_t {
         using G = std::decay_t<decltype(g)>;
@@ -113,7 +120,7 @@ std::uint64_t Shape::fingerprint() const {
           const std::uint64_t v = g.fingerprint();
           return mix(h, &v, sizeof v);
         } else {
-          static_assert(sizeof(G) % sizeof(Real) == 0, "plain aggregate of Reals expected");
+          static_assert(sizeof(G) % sizeof(std::uint64_t) == 0, "plain aggregate of Reals expected");
           return mix(h, &g, sizeof g);
         }
       },

@@ -57,9 +57,10 @@ struct PenetrationOptions {
   /// plane distance by at most relTolerance x scale (curved shapes; polytopes end exactly first).
   Real relTolerance = tol::kEpaRelative;
   bool manifold = true;  ///< build the multi-point manifold (else 1 point: the contact point)
-  /// Skip the per-call checks of shapes and poses: the caller guarantees valid shapes and finite poses
-  /// with orthonormal rotations (the DEM engine validates its shapes once and checks every pose once
-  /// per step instead of once per pair).
+  /// Skip the per-call checks of shapes, poses, options and cache: the caller guarantees valid shapes,
+  /// finite poses with orthonormal rotations, valid options and one cache per ordered pair (the DEM
+  /// engine validates its shapes and options once, checks every pose once per step instead of once
+  /// per pair, and gives each listed pair its own cache).
   bool trustedInput = false;
   /// Polyhedral pairs in a persisting face contact take the lean warm start (gjk_td.hpp): the same
   /// certificate and result bits as the general warm start without building the expanding polytope.
