@@ -8,6 +8,7 @@
 #include <numbers>
 #include <random>
 
+#include "proxima/narrowphase/distance.hpp"
 #include "proxima/shapes/shape.hpp"
 #include "test_util.hpp"
 
@@ -309,9 +310,42 @@ TEST(MassProperties, ShapesWithoutVolumeAreRejected) {
 
 // Shape::quickValid is validate()'s fast path (no messages): it must agree with the full check on
 // every field of every geometry kind, for valid values and for each way a value can be bad.
+// Beyond the supported magnitudes the queries overflow or underflow (a box-ellipsoid distance of 1e78
+// came out 2e78, a 2e-100 depth read 0): refused by name instead.
+TEST(ShapeValidation, SizesAndCoordinatesOutsideTheSupportedRangeAreRefused) {
+  EXPECT_FALSE(Shape(Box{Vec3(1e59, 1, 1e-59)}).validate().has_value());
+  auto m = Shape(Box{Vec3(1, 1e61, 1)}).validate();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->find("half_extents[1] is outside the supported range"), std::string::npos) << *m;
+  m = Shape(Sphere{1e-61}).validate();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->find("radius is outside the supported range"), std::string::npos) << *m;
+  EXPECT_FALSE(Shape(Sphere{0}).validate().has_value());  // a point is fine
+  m = Shape(Point{Vec3(0, 0, -2e60)}).validate();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->find("beyond the supported range"), std::string::npos) << *m;
+  std::vector<Vec3> big;
+  for (const Vec3& c : boxCorners(Vec3(1, 1, 1))) big.push_back(1e70 * c);
+  m = Shape(Polytope::fromPoints(big).value()).validate();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->find("vertices: a coordinate beyond the supported range"), std::string::npos) << *m;
+  std::vector<Vec3> tiny;
+  for (const Vec3& c : boxCorners(Vec3(1, 1, 1))) tiny.push_back(Vec3(1, 2, 3) + 1e-70 * c);
+  m = Shape(Polytope::fromPoints(tiny).value()).validate();  // (merged to a point: fine) or tiny
+  if (m) EXPECT_NE(m->find("extent"), std::string::npos) << *m;
+  std::vector<Vec3> tinyAtOrigin;
+  for (const Vec3& c : boxCorners(Vec3(1, 1, 1))) tinyAtOrigin.push_back(1e-70 * c);
+  m = Shape(Polytope::fromPoints(tinyAtOrigin).value()).validate();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->find("below the supported range"), std::string::npos) << *m;
+  // Poses: a position beyond 1e60 is refused by the queries.
+  EXPECT_TRUE(validatePose(Transform(Mat3::Identity(), Vec3(0, 1e61, 0))).has_value());
+  EXPECT_FALSE(validatePose(Transform(Mat3::Identity(), Vec3(0, 1e59, 0))).has_value());
+}
+
 TEST(ShapeValidation, QuickCheckAgreesWithTheFullCheck) {
   const Real inf = std::numeric_limits<Real>::infinity(), nan = std::numeric_limits<Real>::quiet_NaN();
-  const Real values[] = {0.0, 0.5, 1e300, -0.0, -1e-300, -1.0, inf, -inf, nan};
+  const Real values[] = {0.0, 0.5, 1e300, 1e61, 1e-61, 1e-300, -0.0, -1e-300, -1.0, inf, -inf, nan};
   int cases = 0, invalid = 0;
   auto check = [&](const Shape& s) {
     const bool full = !s.validate().has_value();
@@ -340,6 +374,11 @@ TEST(ShapeValidation, QuickCheckAgreesWithTheFullCheck) {
     check(Shape(Box{Vec3(1, 1, 1)}, x));  // inflate
   }
   check(Shape(Polytope{}));
+  for (const Real scale : {1.0, 1e59, 1e61, 1e-59, 1e-61}) {
+    std::vector<Vec3> cube;
+    for (const Vec3& c : boxCorners(Vec3(1, 1, 1))) cube.push_back(scale * c);
+    check(Shape(Polytope::fromPoints(cube).value()));
+  }
   EXPECT_GT(invalid, 50);
   EXPECT_LT(invalid, cases);
 }

@@ -15,7 +15,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr Real kMaxMagnitude = 1e150;
+constexpr Real kMaxMagnitude = tol::kMaxMagnitude;  // the library's supported range
 
 struct ParseError {
   std::string message;
@@ -29,7 +29,7 @@ Real number(const json& j, const std::string& field) {
   if (!std::isfinite(x)) fail(field, "not finite");
   // Sizes and coordinates enter products (support values, squared distances): beyond this they
   // overflow inside the query and the answer would be a 'degenerate' full of nulls.
-  if (std::abs(x) > kMaxMagnitude) fail(field, "out of range (|x| > 1e150, got " + j.dump() + ")");
+  if (std::abs(x) > kMaxMagnitude) fail(field, "out of the supported range (|x| > 1e60, got " + j.dump() + ")");
   return x;
 }
 

@@ -332,6 +332,14 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
   if (scaleExp != 0)
     for (Vec3& q : data->vertices)
       for (int k = 0; k < 3; ++k) q[k] = std::ldexp(q[k], scaleExp);
+  if (!data->vertices.empty()) {
+    Vec3 lo = data->vertices[0], hi = lo;
+    for (const Vec3& q : data->vertices) {
+      lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
+      data->maxAbsCoordinate = std::max(data->maxAbsCoordinate, q.cwiseAbs().maxCoeff());
+    }
+    data->extent = (hi - lo).maxCoeff();
+  }
   data->xs.resize(padded), data->ys.resize(padded), data->zs.resize(padded);
   for (std::size_t i = 0; i < padded; ++i) {
     const Vec3& q = data->vertices[i < nv ? i : 0];

@@ -22,11 +22,15 @@ std::string num(Real x) {
 std::optional<std::string> checkNonNegative(const char* field, Real x) {
   if (!std::isfinite(x)) return std::string(field) + " is not finite (got " + num(x) + ")";
   if (x < 0) return std::string(field) + " must be >= 0 (got " + num(x) + ")";
+  if (x > tol::kMaxMagnitude || (x > 0 && x < tol::kMinMagnitude))
+    return std::string(field) + " is outside the supported range [1e-60, 1e60] (got " + num(x) + ")";
   return std::nullopt;
 }
 
 std::optional<std::string> checkPoint(const char* field, int i, const Vec3& p) {
   if (!p.allFinite()) return std::string(field) + "[" + std::to_string(i) + "] has a non-finite coordinate";
+  if (p.cwiseAbs().maxCoeff() > tol::kMaxMagnitude)
+    return std::string(field) + "[" + std::to_string(i) + "] has a coordinate beyond the supported range (|x| > 1e60)";
   return std::nullopt;
 }
 
@@ -138,7 +142,9 @@ Vec3 Shape::support(const Vec3& d, SupportHint& h) const {
 
 namespace {
 // A finite value >= 0 (false for NaN and infinities).
-inline bool finiteNonNegative(Real x) { return x >= 0 && x <= std::numeric_limits<Real>::max(); }
+// (0 or within the supported range; NaN fails every comparison)
+inline bool finiteNonNegative(Real x) { return x == 0 || (x >= tol::kMinMagnitude && x <= tol::kMaxMagnitude); }
+inline bool inRange(const Vec3& p) { return p.cwiseAbs().maxCoeff() <= tol::kMaxMagnitude; }
 }  // namespace
 
 // validate()'s checks without building messages: every query of the runtime API validates both
@@ -148,11 +154,11 @@ bool Shape::quickValid() const {
   return std::visit(
       [](const auto& g) -> bool {
         using G = std::decay_t<decltype(g)>;
-        if constexpr (std::is_same_v<G, Point>) return g.p.allFinite();
-        else if constexpr (std::is_same_v<G, Segment>) return g.a.allFinite() && g.b.allFinite();
+        if constexpr (std::is_same_v<G, Point>) return inRange(g.p);
+        else if constexpr (std::is_same_v<G, Segment>) return inRange(g.a) && inRange(g.b);
         else if constexpr (std::is_same_v<G, Triangle> || std::is_same_v<G, Tetrahedron>) {
           bool ok = true;
-          for (const Vec3& v : g.v) ok &= v.allFinite();
+          for (const Vec3& v : g.v) ok &= inRange(v);
           return ok;
         } else if constexpr (std::is_same_v<G, Sphere>) return finiteNonNegative(g.radius);
         else if constexpr (std::is_same_v<G, Ellipsoid>)
@@ -163,7 +169,9 @@ bool Shape::quickValid() const {
         else if constexpr (std::is_same_v<G, Capsule> || std::is_same_v<G, Cylinder>)
           return finiteNonNegative(g.radius) && finiteNonNegative(g.halfLength);
         else if constexpr (std::is_same_v<G, Cone>) return finiteNonNegative(g.radius) && finiteNonNegative(g.height);
-        else if constexpr (std::is_same_v<G, Polytope>) return g.vertexCount() != 0;
+        else if constexpr (std::is_same_v<G, Polytope>)
+          return g.vertexCount() != 0 && g.data().maxAbsCoordinate <= tol::kMaxMagnitude &&
+                 (g.data().extent == 0 || g.data().extent >= tol::kMinMagnitude);
         else return false;  // a new geometry kind: the full check decides
       },
       geometry_);
@@ -204,6 +212,10 @@ std::optional<std::string> Shape::validate() const {
           return checkNonNegative("height", g.height);
         } else if constexpr (std::is_same_v<G, Polytope>) {
           if (g.vertexCount() == 0) return std::string("polytope is empty");
+          if (g.data().maxAbsCoordinate > tol::kMaxMagnitude)
+            return "vertices: a coordinate beyond the supported range (|x| > 1e60, got " + num(g.data().maxAbsCoordinate) + ")";
+          if (g.data().extent > 0 && g.data().extent < tol::kMinMagnitude)
+            return "vertices: the polytope's extent " + num(g.data().extent) + " is below the supported range (1e-60)";
           return std::nullopt;
         }
       },

@@ -168,6 +168,15 @@ far = {"a": {"type": "box", "half_extents": [1, 1, 1], "position": [-1e308, 0, 0
 rc, out, _ = run(["--batch", "-"], stdin=json.dumps(far) + "\n", cmd="contact")
 r = json.loads(out)
 check("coordinates beyond 1e150 refused", r["status"] == "invalid_input" and "a.position[0]" in r["message"], r)
+# The supported range is 1e60 (at 1e78 a box-ellipsoid distance came out 2e78 instead of 1e78).
+big = {"a": {"type": "box", "half_extents": [1e61, 1, 1]}, "b": {"type": "ellipsoid", "radii": [1, 1, 1], "position": [3e61, 0, 0]}}
+rc, out, _ = run(["--batch", "-"], stdin=json.dumps(big) + "\n")
+r = json.loads(out)
+check("sizes beyond 1e60 refused", r["status"] == "invalid_input" and "a.half_extents[0]" in r["message"] and "1e60" in r["message"], r)
+ok = {"a": {"type": "box", "half_extents": [1e59, 1e59, 1e59]}, "b": {"type": "ellipsoid", "radii": [1e59, 1e59, 1e59], "position": [3e59, 0, 0]}}
+rc, out, _ = run(["--batch", "-"], stdin=json.dumps(ok) + "\n")
+r = json.loads(out)
+check("sizes of 1e59 answered exactly", r["status"] == "separated" and abs(r["distance"] - 1e59) <= 1e-12 * 1e59, r)
 # Touching bodies are in contact (depth 0) for every shape and method, and no "-0.0" is printed.
 touch = {"a": {"type": "sphere", "radius": 1}, "b": {"type": "sphere", "radius": 1, "position": [2, 0, 0]}}
 tbox = {"a": {"type": "box", "half_extents": [1, 1, 1]}, "b": {"type": "box", "half_extents": [0.5, 0.5, 0.5], "position": [0, 0, 1.5]}}

@@ -102,4 +102,11 @@ inline constexpr Real kRotationOrthonormality = 1e-9;
 /// and at N = 162 climbing wins (0.35 vs 0.61 µs distant, equal close, 0.25 vs 0.34 µs warm).
 inline constexpr int kHillClimbMinVertices = 64;
 
+/// Supported magnitudes of sizes and coordinates (input validation). The queries square and
+/// multiply squared lengths: at 1e78 a box-ellipsoid distance came out 2e78 instead of 1e78 and
+/// the contact query `degenerate`; below 1e-75 depths of 2e-100 read 0. Non-zero sizes and
+/// extents must lie in [kMinMagnitude, kMaxMagnitude], coordinates within ±kMaxMagnitude.
+inline constexpr Real kMaxMagnitude = 1e60;
+inline constexpr Real kMinMagnitude = 1e-60;
+
 }  // namespace proxima::tol

@@ -199,6 +199,9 @@ struct PolytopeData {
   /// about its normal. Qhull fans a polygonal facet into triangles; the contact manifold clips
   /// against the whole polygon, so it is gathered and ordered once here instead of per query.
   std::vector<int> facetLoopOffsets, facetLoops;
+  /// Largest |coordinate| of the vertices and largest side of their bounding box (validation of the
+  /// supported range, without a scan per query).
+  Real maxAbsCoordinate = 0, extent = 0;
   /// Content hash of `vertices` (Polytope::fingerprint()), computed on first use; 0 = not yet.
   /// (Not copied: PolytopeData is built in place and shared.)
   mutable std::atomic<std::uint64_t> fingerprint{0};
