@@ -1550,7 +1550,24 @@ Result<bool> Simulation::loadState(std::istream& source) {
   using R = Result<bool>;
   if (!initialized_)
     return R::failure("loadState needs a simulation set up from the checkpoint's scenario and initialized first");
-  std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  // Read in one piece when the stream can tell its length (files): growing a string by doubling
+  // held two large buffers at once and raised a 40 MB resume's memory peak by ~65 MB.
+  std::string bytes;
+  {
+    const auto start = source.tellg();
+    if (start != std::streampos(-1) && source.seekg(0, std::ios::end)) {
+      const auto end = source.tellg();
+      source.seekg(start);
+      if (end != std::streampos(-1) && end >= start) {
+        bytes.resize(static_cast<std::size_t>(end - start));
+        source.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        bytes.resize(static_cast<std::size_t>(source.gcount()));
+      }
+    } else {
+      source.clear();
+      bytes.assign(std::istreambuf_iterator<char>(source), std::istreambuf_iterator<char>());
+    }
+  }
   constexpr std::size_t kTrailer = sizeof(std::uint64_t) + sizeof kSumTag;
   if (bytes.size() >= kTrailer && std::memcmp(bytes.data() + bytes.size() - sizeof kSumTag, kSumTag, sizeof kSumTag) == 0) {
     std::uint64_t stored = 0;
@@ -1561,8 +1578,24 @@ Result<bool> Simulation::loadState(std::istream& source) {
   }
   // Read into a copy and commit only a checkpoint that passed every check: a refused file leaves
   // this simulation as it was.
-  Simulation next = *this;
-  if (auto r = next.readPayload(bytes); !r.ok()) return r;
+  // The copy leaves out the per-pair and wall-contact records, which the checkpoint replaces
+  // wholesale: copying them doubled the memory peak of a resume (polyhedra10k: 143 -> 236 MB).
+  Simulation next = [this] {
+    auto pairs = std::move(pairs_);
+    auto caches = std::move(caches_);
+    auto forces = std::move(pairForce_);
+    auto torques = std::move(pairTorque_);
+    auto depths = std::move(pairDepth_);
+    auto frames = std::move(pairFrame_);
+    auto refs = std::move(pairRefs_);
+    auto walls = std::move(wallStates_);
+    Simulation copy = *this;
+    pairs_ = std::move(pairs), caches_ = std::move(caches), pairForce_ = std::move(forces);
+    pairTorque_ = std::move(torques), pairDepth_ = std::move(depths), pairFrame_ = std::move(frames);
+    pairRefs_ = std::move(refs), wallStates_ = std::move(walls);
+    return copy;
+  }();
+  if (auto r = next.readPayload(std::move(bytes)); !r.ok()) return r;
   *this = std::move(next);
   table_ = ContactTable(materials_, model_);
   for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
@@ -1574,9 +1607,9 @@ Result<bool> Simulation::loadState(std::istream& source) {
   return true;
 }
 
-Result<bool> Simulation::readPayload(const std::string& bytes) {
+Result<bool> Simulation::readPayload(std::string bytes) {
   using R = Result<bool>;
-  std::istringstream in(bytes, std::ios::binary);
+  std::istringstream in(std::move(bytes), std::ios::binary);
   char magic[sizeof kMagic];
   in.read(magic, sizeof magic);
   if (!in || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
