@@ -828,6 +828,24 @@ TEST(PenetrationWarmStart, DamagedCacheFieldsAreResetNotRead) {
 }
 
 TEST(PenetrationBadInput, ReflectionAndEmptyPolytopeAreRefused) {
+  // A NaN in any coordinate of a position is refused (not only in x).
+  for (int k = 0; k < 3; ++k) {
+    Vec3 p = Vec3::Zero();
+    p[k] = std::nan("");
+    const Shape ball(Sphere{1});
+    EXPECT_EQ(contact(ball, at(Vec3::Zero()), ball, at(p)).status, Status::InvalidInput) << k;
+    EXPECT_EQ(distance(ball, at(p), ball, at(Vec3(3, 0, 0))).status, Status::InvalidInput) << k;
+    EXPECT_TRUE(Shape(Point{p}).validate().has_value()) << k;
+    EXPECT_FALSE(Shape(Point{p}).quickValid()) << k;
+  }
+  {
+    Polytope moved = Polytope::fromPoints(std::vector<Vec3>{Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)}).value();
+    const Polytope taker = std::move(moved);
+    EXPECT_EQ(taker.vertexCount(), 4);
+    EXPECT_EQ(moved.vertexCount(), 0);  // NOLINT: moved-from is empty, not null
+    const Shape s(moved);
+    EXPECT_EQ(distance(s, at(Vec3::Zero()), s, at(Vec3::Zero())).status, Status::InvalidInput);
+  }
   const Shape box(Box{Vec3(1, 2, 3)});
   Transform mirror = at(Vec3::Zero());
   mirror.rotation(0, 0) = -1;  // orthonormal, determinant -1
@@ -877,10 +895,14 @@ TEST(PenetrationManifold, ParallelCapsulesTouchAtBothEndsOfTheOverlap) {
     EXPECT_NEAR(lo, -2 + shift, 1e-9 * (1 + origin.norm()));
     EXPECT_NEAR(hi, 2, 1e-9 * (1 + origin.norm()));
   }
-  // Crossing capsules keep one point.
-  const ContactResult x = contact(cap, at(Vec3::Zero()), cap,
-                                  at(Vec3(0.9, 0, 0), Quat(Eigen::AngleAxis<Real>(M_PI / 2, Vec3::UnitX()))));
-  EXPECT_EQ(x.contactCount, 1);
+  // Crossing capsules keep one point, at any crossing angle (at 45 degrees both segments still lie
+  // across the normal, their common perpendicular: two full-depth points at z = +-1.41 were reported).
+  for (const Real angle : {M_PI / 2, M_PI / 4, 0.1, 0.01}) {
+    const ContactResult x = contact(cap, at(Vec3::Zero()), cap,
+                                    at(Vec3(0.9, 0, 0), Quat(Eigen::AngleAxis<Real>(angle, Vec3::UnitX()))));
+    EXPECT_EQ(x.contactCount, 1) << angle;
+    EXPECT_NEAR(x.contacts[0].point.z(), 0, 1e-9) << angle;
+  }
 }
 
 TEST(PenetrationBadInput, OptionsOutOfRangeAreNamed) {

@@ -1580,20 +1580,25 @@ Result<bool> Simulation::loadState(std::istream& source) {
   // this simulation as it was.
   // The copy leaves out the per-pair and wall-contact records, which the checkpoint replaces
   // wholesale: copying them doubled the memory peak of a resume (polyhedra10k: 143 -> 236 MB).
+  // (The records are moved aside and put back by a guard, also if the copy throws bad_alloc.)
   Simulation next = [this] {
-    auto pairs = std::move(pairs_);
-    auto caches = std::move(caches_);
-    auto forces = std::move(pairForce_);
-    auto torques = std::move(pairTorque_);
-    auto depths = std::move(pairDepth_);
-    auto frames = std::move(pairFrame_);
-    auto refs = std::move(pairRefs_);
-    auto walls = std::move(wallStates_);
-    Simulation copy = *this;
-    pairs_ = std::move(pairs), caches_ = std::move(caches), pairForce_ = std::move(forces);
-    pairTorque_ = std::move(torques), pairDepth_ = std::move(depths), pairFrame_ = std::move(frames);
-    pairRefs_ = std::move(refs), wallStates_ = std::move(walls);
-    return copy;
+    struct Aside {
+      Simulation& s;
+      decltype(pairs_) pairs = std::move(s.pairs_);
+      decltype(caches_) caches = std::move(s.caches_);
+      decltype(pairForce_) forces = std::move(s.pairForce_);
+      decltype(pairTorque_) torques = std::move(s.pairTorque_);
+      decltype(pairDepth_) depths = std::move(s.pairDepth_);
+      decltype(pairFrame_) frames = std::move(s.pairFrame_);
+      decltype(pairRefs_) refs = std::move(s.pairRefs_);
+      decltype(wallStates_) walls = std::move(s.wallStates_);
+      ~Aside() {
+        s.pairs_ = std::move(pairs), s.caches_ = std::move(caches), s.pairForce_ = std::move(forces);
+        s.pairTorque_ = std::move(torques), s.pairDepth_ = std::move(depths), s.pairFrame_ = std::move(frames);
+        s.pairRefs_ = std::move(refs), s.wallStates_ = std::move(walls);
+      }
+    } aside{*this};
+    return Simulation(*this);
   }();
   if (auto r = next.readPayload(std::move(bytes)); !r.ok()) return r;
   *this = std::move(next);
@@ -1669,10 +1674,17 @@ Result<bool> Simulation::readPayload(std::string bytes) {
   for (std::size_t k = 1; k < nPairs; ++k)
     if (std::pair(pairs_[k - 1].i, pairs_[k - 1].j) >= std::pair(pairs_[k].i, pairs_[k].j))
       return bad("pair list not sorted");
-  for (const PairState& p : pairs_)
+  std::vector<char> cacheUsed(nCaches, 0);
+  for (const PairState& p : pairs_) {
     if (p.i < 0 || p.j <= p.i || static_cast<std::size_t>(p.j) >= n || p.cache < -1 ||
         (p.cache >= 0 && static_cast<std::size_t>(p.cache) >= nCaches))
       return bad("pair index out of range");
+    // A narrow-phase pair (not two spheres) has its own cache, a sphere pair none (rebuildNeighbours).
+    const bool spheres = shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.i)])].isSphere &&
+                         shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.j)])].isSphere;
+    if (spheres != (p.cache < 0)) return bad("pair cache assignment");
+    if (p.cache >= 0 && cacheUsed[static_cast<std::size_t>(p.cache)]++) return bad("cache shared by two pairs");
+  }
   for (const ContactCache& c : caches_)
     if (c.gjk.size < 0 || c.gjk.size > 4 || c.faceSize < 0 || c.faceSize > 3)
       return bad("warm-start cache out of range");

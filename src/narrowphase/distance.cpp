@@ -21,13 +21,13 @@ std::optional<std::string> validatePose(const Transform& pose) {
     const Vec3 c0 = r.col(0), c1 = r.col(1), c2 = r.col(2);
     const Real e[6] = {c0.squaredNorm() - 1, c1.squaredNorm() - 1, c2.squaredNorm() - 1,
                        c0.dot(c1),           c0.dot(c2),           c1.dot(c2)};
-    bool ok = pose.translation.cwiseAbs().maxCoeff() <= tol::kMaxMagnitude;  // (NaN fails)
+    bool ok = (pose.translation.array().abs() <= tol::kMaxMagnitude).all();  // (each NaN fails)
     for (const Real x : e) ok &= std::abs(x) < tol::kRotationOrthonormality;
     ok &= c0.cross(c1).dot(c2) > 0;  // a rotation, not a reflection (det = +1, not -1)
     if (ok) return std::nullopt;
   }
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
-  if (!(pose.translation.cwiseAbs().maxCoeff() <= tol::kMaxMagnitude))
+  if (!(pose.translation.array().abs() <= tol::kMaxMagnitude).all())
     return std::string("position has a coordinate beyond the supported range (|x| > 1e60)");
   if (!pose.rotation.allFinite()) return std::string("orientation has a non-finite component");
   const Real err = (pose.rotation.transpose() * pose.rotation - Mat3::Identity()).cwiseAbs().maxCoeff();

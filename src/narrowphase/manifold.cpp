@@ -254,6 +254,9 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     const Real la = (a1 - a0).norm();
     if (!(la > 0) || !((b1 - b0).squaredNorm() > 0)) return;
     const Vec3 u = (a1 - a0) / la;
+    // Both segments lie across the normal also when they cross (the normal is then their common
+    // perpendicular): only parallel ones touch along a line.
+    if (!(std::abs(u.dot((b1 - b0).normalized())) >= kFaceAlignCos)) return;
     const Real ta = u.dot(b0 - a0), tb = u.dot(b1 - a0);
     const Real lo = std::max<Real>(0, std::min(ta, tb)), hi = std::min(la, std::max(ta, tb));
     const Real scale = std::max({la, (b1 - b0).norm(), a0.cwiseAbs().maxCoeff(), b0.cwiseAbs().maxCoeff()});

@@ -29,7 +29,7 @@ std::optional<std::string> checkNonNegative(const char* field, Real x) {
 
 std::optional<std::string> checkPoint(const char* field, int i, const Vec3& p) {
   if (!p.allFinite()) return std::string(field) + "[" + std::to_string(i) + "] has a non-finite coordinate";
-  if (p.cwiseAbs().maxCoeff() > tol::kMaxMagnitude)
+  if (!(p.array().abs() <= tol::kMaxMagnitude).all())
     return std::string(field) + "[" + std::to_string(i) + "] has a coordinate beyond the supported range (|x| > 1e60)";
   return std::nullopt;
 }
@@ -144,7 +144,8 @@ namespace {
 // A finite value >= 0 (false for NaN and infinities).
 // (0 or within the supported range; NaN fails every comparison)
 inline bool finiteNonNegative(Real x) { return x == 0 || (x >= tol::kMinMagnitude && x <= tol::kMaxMagnitude); }
-inline bool inRange(const Vec3& p) { return p.cwiseAbs().maxCoeff() <= tol::kMaxMagnitude; }
+// (element-wise: Eigen's maxCoeff may drop a NaN, a comparison per coordinate does not)
+inline bool inRange(const Vec3& p) { return (p.array().abs() <= tol::kMaxMagnitude).all(); }
 }  // namespace
 
 // validate()'s checks without building messages: every query of the runtime API validates both

@@ -212,6 +212,14 @@ struct PolytopeData {
 class Polytope {
  public:
   Polytope() = default;
+  Polytope(const Polytope&) = default;
+  Polytope& operator=(const Polytope&) = default;
+  /// A moved-from polytope is empty (not null), like a default one.
+  Polytope(Polytope&& o) noexcept : data_(std::exchange(o.data_, emptyData())) {}
+  Polytope& operator=(Polytope&& o) noexcept {
+    if (this != &o) data_ = std::exchange(o.data_, emptyData());
+    return *this;
+  }
   /// Builds the hull; fails (with a message naming the offending point) on an empty cloud or
   /// a non-finite coordinate.
   static Result<Polytope> fromPoints(std::span<const Vec3> points);
