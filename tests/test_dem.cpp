@@ -530,6 +530,14 @@ TEST(Dem, SetUpAfterInitializeAndStepBeforeItThrowClearly) {
   EXPECT_EQ(sim.particles().size(), 1U);
   sim.run(10);
   EXPECT_TRUE(sim.particles().position[0].allFinite());
+  // Options stay writable while running; values that would corrupt the run are refused by step().
+  sim.options().narrowPhase.method = static_cast<PenetrationMethod>(9);
+  EXPECT_THROW(sim.step(), std::logic_error);
+  sim.options().narrowPhase.method = PenetrationMethod::GjkTd;
+  sim.options().timeStep = -1;
+  EXPECT_THROW(sim.step(), std::logic_error);
+  sim.options().timeStep = 1e-6;
+  sim.step();
 }
 
 TEST(Dem, CheckpointOfAnotherSetUpIsRefusedAndLeavesTheStateAsItWas) {

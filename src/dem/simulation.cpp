@@ -474,6 +474,11 @@ void Simulation::driftWalls(Real h) {
 
 void Simulation::step() {
   requireInitialized("step()");
+  if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep))
+    throw std::logic_error("Simulation options: time step must be > 0 and finite (got " +
+                           std::to_string(options_.timeStep) + ")");
+  // (options() stays writable after initialize(): checked again each step, a few comparisons)
+  if (auto m = validateOptions(options_.narrowPhase)) throw std::logic_error("Simulation options: narrow phase " + *m);
   using Clock = std::chrono::steady_clock;
   const auto start = options_.profile ? Clock::now() : Clock::time_point{};
   const Real dt = options_.timeStep;

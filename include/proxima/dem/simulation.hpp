@@ -99,6 +99,8 @@ class Simulation {
   int addParticle(int shape, int material, const Vec3& x, const Quat& q = Quat::Identity(),
                   const Vec3& v = Vec3::Zero(), const Vec3& w = Vec3::Zero());
   int addWall(Wall w);
+  /// Writable also while running (e.g. the time step or the gravity between steps); step() throws
+  /// std::logic_error on a time step <= 0 or narrow-phase options that validateOptions() refuses.
   SimulationOptions& options() { return options_; }
   /// Nothing set up yet (no materials, shapes, particles or walls) and not initialized.
   [[nodiscard]] bool isFresh() const {
