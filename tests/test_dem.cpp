@@ -119,7 +119,9 @@ TEST(Dem, SymmetricShapesKeepTheirOwnFrameWhenInflated) {
     EXPECT_LT((L.rotation - Mat3::Identity()).cwiseAbs().maxCoeff(), 1e-15) << toString(shape.type());
     EXPECT_NEAR(L.translation.x(), 0, 1e-18);
     EXPECT_NEAR(L.translation.y(), 0, 1e-18);
-    if (shape.type() != ShapeType::Cone) EXPECT_TRUE(s.value().localIsIdentity) << toString(shape.type());
+    if (shape.type() != ShapeType::Cone) {
+      EXPECT_TRUE(s.value().localIsIdentity) << toString(shape.type());
+    }
   }
 }
 

@@ -163,7 +163,7 @@ class Simulation {
 
  private:
   void writePayload(std::ostream& out) const;  ///< saveState's data, before the checksum
-  Result<bool> readPayload(std::string bytes);  ///< loadState into *this, with every check
+  Result<bool> readPayload(std::istream& in, std::uint64_t bytes);  ///< loadState into *this, every check
   static std::uint64_t layoutStamp();  ///< checkpoint check: sizes of the records stored raw
   struct PairState {
     int i = 0, j = 0;
