@@ -330,16 +330,17 @@ int runScenario(const RunOptions& o) {
   for (const auto& shape : sim.shapes()) smallestRadius = std::min(smallestRadius, shape.equivalentRadius);
   bool overlapWarned = false;
   std::string failure;  // set when the run is stopped for a blow-up (written into summary.json)
+  dem::Stats rowStats;  // the last CSV row's statistics (one pass over particles and pairs per row)
   auto record = [&]() -> bool {
+    rowStats = sim.stats();
     if (!overlapWarned && std::isfinite(smallestRadius)) {
-      const dem::Stats st = sim.stats();
-      if (st.maxOverlap > 0.25 * smallestRadius) {
+      if (rowStats.maxOverlap > 0.25 * smallestRadius) {
         overlapWarned = true;
         std::fprintf(stderr,
                      "\nproxima run: warning: at t = %.4g s the largest overlap is %.3g m, %.3g times the smallest "
                      "particle radius (%.3g m): the contacts are too soft for the load (a heavy lid or wall, a low "
                      "youngs_modulus, a high impact speed); no contact law holds at such overlaps\n",
-                     sim.time(), st.maxOverlap, st.maxOverlap / smallestRadius, smallestRadius);
+                     sim.time(), rowStats.maxOverlap, rowStats.maxOverlap / smallestRadius, smallestRadius);
       }
     }
     if (const std::int64_t bad = firstBlownUp(sim); bad >= 0) {
@@ -362,7 +363,7 @@ int runScenario(const RunOptions& o) {
       const auto m = dem::measurePacking(sim, *sc.container);
       extras.insert(extras.end(), {m->height, m->boxVolume, m->voidRatio, m->packingFraction, m->coreFraction});
     }
-    if (auto r = csv.row(sim, extras); !r.ok()) {
+    if (auto r = csv.row(rowStats, sim.counters(), extras); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
       return false;
     }
@@ -416,9 +417,9 @@ int runScenario(const RunOptions& o) {
         return 1;
       }
     if (sc.stopKineticEnergy > 0 && sim.time() >= sc.stopMinTime && s % cad.csv == 0) {
-      const dem::Stats st = sim.stats();
-      if (st.kineticEnergy / std::max(1.0, n) < sc.stopKineticEnergy) {
-        std::cerr << "\nproxima run: kinetic energy per particle " << st.kineticEnergy / n << " J below "
+      // (record() ran at this step: rowStats are this step's)
+      if (rowStats.kineticEnergy / std::max(1.0, n) < sc.stopKineticEnergy) {
+        std::cerr << "\nproxima run: kinetic energy per particle " << rowStats.kineticEnergy / n << " J below "
                   << sc.stopKineticEnergy << " J at t = " << sim.time() << " s; stopping\n";
         // (this step's CSV row was just written: the stop is tested on CSV steps only)
         if (!(s % cad.frame == 0 || last) && !frame()) return 1;

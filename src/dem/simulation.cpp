@@ -227,6 +227,13 @@ void Simulation::requireInitialized(const char* what) const {
                            " before a successful initialize() (or loadState())");
 }
 
+std::optional<std::string> Simulation::steppingOptionsProblem() const {
+  if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep))
+    return "time step must be > 0 (got " + std::to_string(options_.timeStep) + ")";
+  if (auto m = validateOptions(options_.narrowPhase)) return "narrow phase " + *m;
+  return std::nullopt;
+}
+
 void Simulation::setMaterials(std::vector<Material> materials, ContactModel model) {
   requireSetUp("setMaterials");
   materials_ = std::move(materials);
@@ -360,9 +367,8 @@ Result<bool> Simulation::initialize() {
         if (v < 0 || v >= static_cast<int>(wall.vertices.size()))
           return R::failure(where + ": triangle index out of range");
   }
-  if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep)) return R::failure("time step must be > 0");
+  if (auto m = steppingOptionsProblem()) return R::failure(*m);
   if (!options_.gravity.allFinite()) return R::failure("gravity must be finite");
-  if (auto m = validateOptions(options_.narrowPhase)) return R::failure("narrow phase " + *m);
 
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
   table_ = ContactTable(materials_, model_);
@@ -482,11 +488,8 @@ void Simulation::driftWalls(Real h) {
 
 void Simulation::step() {
   requireInitialized("step()");
-  if (!(options_.timeStep > 0) || !std::isfinite(options_.timeStep))
-    throw std::logic_error("Simulation options: time step must be > 0 and finite (got " +
-                           std::to_string(options_.timeStep) + ")");
   // (options() stays writable after initialize(): checked again each step, a few comparisons)
-  if (auto m = validateOptions(options_.narrowPhase)) throw std::logic_error("Simulation options: narrow phase " + *m);
+  if (auto m = steppingOptionsProblem()) throw std::logic_error("Simulation options: " + *m);
   using Clock = std::chrono::steady_clock;
   const auto start = options_.profile ? Clock::now() : Clock::time_point{};
   const Real dt = options_.timeStep;
@@ -1638,11 +1641,8 @@ Result<bool> Simulation::loadState(std::istream& source) {
   }();
   if (auto r = next.readPayload(*in, payload); !r.ok()) return r;
   *this = std::move(next);
-  table_ = ContactTable(materials_, model_);
-  for (const Override& o : overrides_) table_.override(o.a, o.b, o.e, o.mu, o.muR);
-  if (options_.threads > 0) omp_set_num_threads(options_.threads);
-  parallel_ = workEstimate() >= options_.parallelThreshold;
-  cacheSphereRadii();
+  // The set-up (contact table, threads, sphere radii) is initialize()'s, unchanged: only what
+  // depends on the loaded pair list is derived again.
   computePairConstants();
   partitionPairs();
   return true;

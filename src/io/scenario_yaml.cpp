@@ -43,9 +43,8 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
 std::string field(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 std::string index(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
-/// Plain (unquoted) scalars are the only ones read as numbers or booleans; yaml-cpp tags quoted
-/// scalars with "!".
-// A quoted scalar ("2500") or one tagged as a string (!!str 2500): text, never a number.
+/// Plain (unquoted) scalars are the only ones read as numbers or booleans. A quoted scalar ("2500",
+/// which yaml-cpp tags "!") or one tagged as a string (!!str 2500) is text, never a number.
 bool isQuoted(const YAML::Node& n) {
   return n.IsScalar() && (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str" || n.Tag() == "!!str");
 }

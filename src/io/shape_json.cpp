@@ -15,8 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr Real kMaxMagnitude = tol::kMaxMagnitude;  // the library's supported range
-
 struct ParseError {
   std::string message;
 };
@@ -29,7 +27,7 @@ Real number(const json& j, const std::string& field) {
   if (!std::isfinite(x)) fail(field, "not finite");
   // Sizes and coordinates enter products (support values, squared distances): beyond this they
   // overflow inside the query and the answer would be a 'degenerate' full of nulls.
-  if (std::abs(x) > kMaxMagnitude) fail(field, "out of the supported range (|x| > 1e60, got " + j.dump() + ")");
+  if (std::abs(x) > tol::kMaxMagnitude) fail(field, "out of the supported range (|x| > 1e60, got " + j.dump() + ")");
   return x;
 }
 

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "cores.hpp"
+#include "proxima/core/hash.hpp"
 #include "proxima/core/tolerances.hpp"
 
 namespace proxima {
@@ -55,11 +56,9 @@ std::optional<std::string> validateOptions(const GjkOptions& o) {
 }
 
 std::uint64_t cachePairKey(const Shape& a, const Shape& b) {
-  const std::uint64_t fa = a.fingerprint(), fb = b.fingerprint();
-  // Ordered combination (swapping A and B changes the key unless the shapes are equal).
-  std::uint64_t h = fa * 0x9E3779B97F4A7C15ULL;
-  h ^= fb + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
-  return h | 1;
+  // Ordered (swapping A and B changes the key unless the shapes are equal).
+  const std::uint64_t f[2] = {a.fingerprint(), b.fingerprint()};
+  return hashWords(kHashSeed, f, sizeof f) | 1;
 }
 
 DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,

@@ -251,18 +251,18 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     // the ends of the overlap of the segments along their common direction, each with its own depth.
     const Vec3 a0 = poseA.apply(fa.p[0]), a1 = poseA.apply(fa.p[1]);
     const Vec3 b0 = poseB.apply(fb.p[0]), b1 = poseB.apply(fb.p[1]);
-    const Real la = (a1 - a0).norm();
-    if (!(la > 0) || !((b1 - b0).squaredNorm() > 0)) return;
+    const Vec3 eb = b1 - b0;
+    const Real la = (a1 - a0).norm(), lb = eb.norm();
+    if (!(la > 0) || !(lb > 0)) return;
     const Vec3 u = (a1 - a0) / la;
     // Both segments lie across the normal also when they cross (the normal is then their common
     // perpendicular): only parallel ones touch along a line.
-    if (!(std::abs(u.dot((b1 - b0).normalized())) >= kFaceAlignCos)) return;
+    if (!(std::abs(u.dot(eb)) >= kFaceAlignCos * lb)) return;
     const Real ta = u.dot(b0 - a0), tb = u.dot(b1 - a0);
     const Real lo = std::max<Real>(0, std::min(ta, tb)), hi = std::min(la, std::max(ta, tb));
-    const Real scale = std::max({la, (b1 - b0).norm(), a0.cwiseAbs().maxCoeff(), b0.cwiseAbs().maxCoeff()});
+    const Real scale = std::max({la, lb, a0.cwiseAbs().maxCoeff(), b0.cwiseAbs().maxCoeff()});
     if (!(hi - lo > 1e-9 * scale)) return;  // crossing or end-to-end: one point
     const Real ra = a.totalRadius(), rb = b.totalRadius();
-    const Vec3 eb = b1 - b0;
     int k = 0;
     for (const Real t : {lo, hi}) {
       const Vec3 qa = a0 + t * u;

@@ -132,16 +132,27 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
 // Per triangle, its merged facet as a counter-clockwise loop of vertex ids (PolytopeData::
 // facetLoops): the vertices within 1e-9 x extent of the triangle's plane reachable from it over
 // hull edges (a facet is connected), ordered by pseudo-angle about their centroid.
+// Largest |coordinate| and largest side of the bounding box of the vertices.
+void measureExtent(PolytopeData& d) {
+  d.maxAbsCoordinate = 0, d.extent = 0;
+  if (d.vertices.empty()) return;
+  Vec3 lo = d.vertices[0], hi = lo;
+  for (const Vec3& q : d.vertices) {
+    lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
+    d.maxAbsCoordinate = std::max(d.maxAbsCoordinate, q.cwiseAbs().maxCoeff());
+  }
+  d.extent = (hi - lo).maxCoeff();
+}
+
+// (after measureExtent)
 void buildFacetLoops(PolytopeData& d) {
   const auto& v = d.vertices;
-  Real ext = 0;
-  Vec3 lo = v.empty() ? Vec3::Zero() : v[0], hi = lo;
-  for (const Vec3& q : v) ext = std::max(ext, q.cwiseAbs().maxCoeff()), lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
+  const Real ext = d.maxAbsCoordinate;
   // 1e-9 x the largest coordinate, but never more than 1e-9 x the polytope's own width (a polytope far
   // from the origin, e.g. half-size 1e110 at 1e120, had every vertex "on" every facet plane), nor less
   // than the rounding of the plane test (~eps x the coordinates). For polytopes about the origin the
   // first term is the smaller one: the same tolerance as before.
-  const Real tolPlane = std::max(1e-9 * std::min(ext, (hi - lo).maxCoeff()), 64 * tol::kEps * ext);
+  const Real tolPlane = std::max(1e-9 * std::min(ext, d.extent), 64 * tol::kEps * ext);
   d.facetLoopOffsets.assign(1, 0);
   d.facetLoops.clear();
   std::vector<int> ids, stack;
@@ -326,19 +337,15 @@ Result<Polytope> Polytope::fromPoints(std::span<const Vec3> points) {
     for (std::size_t f = 0; f < data->triangles.size(); ++f)
       for (int k : data->triangles[f]) data->vertexTriangles[fill[k]++] = static_cast<int>(f);
   }
+  measureExtent(*data);
   buildFacetLoops(*data);
   // Back to the input's scale, after the normals and facet loops (scale-free, but their squares
-  // would overflow on the unscaled vertices).
-  if (scaleExp != 0)
+  // would overflow on the unscaled vertices). Powers of two: the extent scales exactly.
+  if (scaleExp != 0) {
     for (Vec3& q : data->vertices)
       for (int k = 0; k < 3; ++k) q[k] = std::ldexp(q[k], scaleExp);
-  if (!data->vertices.empty()) {
-    Vec3 lo = data->vertices[0], hi = lo;
-    for (const Vec3& q : data->vertices) {
-      lo = lo.cwiseMin(q), hi = hi.cwiseMax(q);
-      data->maxAbsCoordinate = std::max(data->maxAbsCoordinate, q.cwiseAbs().maxCoeff());
-    }
-    data->extent = (hi - lo).maxCoeff();
+    data->maxAbsCoordinate = std::ldexp(data->maxAbsCoordinate, scaleExp);
+    data->extent = std::ldexp(data->extent, scaleExp);
   }
   data->xs.resize(padded), data->ys.resize(padded), data->zs.resize(padded);
   for (std::size_t i = 0; i < padded; ++i) {

@@ -2,10 +2,11 @@
 
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <numbers>
 #include <sstream>
+
+#include "proxima/core/hash.hpp"
 
 namespace proxima {
 namespace {
@@ -104,28 +105,17 @@ Real Shape::totalRadius() const {
 }
 
 std::uint64_t Shape::fingerprint() const {
-  // Word by word (a multiply and a shift per 8 bytes): the runtime queries compute it for every
-  // cached call.
-  auto mix = [](std::uint64_t h, const void* data, std::size_t bytes) {
-    for (std::size_t k = 0; k < bytes; k += sizeof(std::uint64_t)) {
-      std::uint64_t w = 0;
-      std::memcpy(&w, static_cast<const char*>(data) + k, sizeof w);
-      h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-      h ^= h >> 29;
-    }
-    return h;
-  };
   const std::uint64_t head[2] = {static_cast<std::uint64_t>(geometry_.index()) + 1, std::bit_cast<std::uint64_t>(inflate_)};
-  const std::uint64_t h = mix(0x243F6A8885A308D3ULL, head, sizeof head);
+  const std::uint64_t h = hashWords(kHashSeed, head, sizeof head);
   return std::visit(
       [&](const auto& g) -> std::uint64_t {
         using G = std::decay_t<decltype(g)>;
         if constexpr (std::is_same_v<G, Polytope>) {
           const std::uint64_t v = g.fingerprint();
-          return mix(h, &v, sizeof v);
+          return hashWords(h, &v, sizeof v);
         } else {
           static_assert(sizeof(G) % sizeof(std::uint64_t) == 0, "plain aggregate of Reals expected");
-          return mix(h, &g, sizeof g);
+          return hashWords(h, &g, sizeof g);
         }
       },
       geometry_);
@@ -141,9 +131,8 @@ Vec3 Shape::support(const Vec3& d, SupportHint& h) const {
 }
 
 namespace {
-// A finite value >= 0 (false for NaN and infinities).
-// (0 or within the supported range; NaN fails every comparison)
-inline bool finiteNonNegative(Real x) { return x == 0 || (x >= tol::kMinMagnitude && x <= tol::kMaxMagnitude); }
+// A size: 0 or within the supported range (false for negatives, NaN and infinities).
+inline bool sizeInRange(Real x) { return x == 0 || (x >= tol::kMinMagnitude && x <= tol::kMaxMagnitude); }
 // (element-wise: Eigen's maxCoeff may drop a NaN, a comparison per coordinate does not)
 inline bool inRange(const Vec3& p) { return (p.array().abs() <= tol::kMaxMagnitude).all(); }
 }  // namespace
@@ -151,7 +140,7 @@ inline bool inRange(const Vec3& p) { return (p.array().abs() <= tol::kMaxMagnitu
 // validate()'s checks without building messages: every query of the runtime API validates both
 // shapes, and a valid shape (nearly always) should cost a few comparisons.
 bool Shape::quickValid() const {
-  if (!finiteNonNegative(inflate_)) return false;
+  if (!sizeInRange(inflate_)) return false;
   return std::visit(
       [](const auto& g) -> bool {
         using G = std::decay_t<decltype(g)>;
@@ -161,15 +150,15 @@ bool Shape::quickValid() const {
           bool ok = true;
           for (const Vec3& v : g.v) ok &= inRange(v);
           return ok;
-        } else if constexpr (std::is_same_v<G, Sphere>) return finiteNonNegative(g.radius);
+        } else if constexpr (std::is_same_v<G, Sphere>) return sizeInRange(g.radius);
         else if constexpr (std::is_same_v<G, Ellipsoid>)
-          return finiteNonNegative(g.radii[0]) && finiteNonNegative(g.radii[1]) && finiteNonNegative(g.radii[2]);
+          return sizeInRange(g.radii[0]) && sizeInRange(g.radii[1]) && sizeInRange(g.radii[2]);
         else if constexpr (std::is_same_v<G, Box>)
-          return finiteNonNegative(g.halfExtents[0]) && finiteNonNegative(g.halfExtents[1]) &&
-                 finiteNonNegative(g.halfExtents[2]);
+          return sizeInRange(g.halfExtents[0]) && sizeInRange(g.halfExtents[1]) &&
+                 sizeInRange(g.halfExtents[2]);
         else if constexpr (std::is_same_v<G, Capsule> || std::is_same_v<G, Cylinder>)
-          return finiteNonNegative(g.radius) && finiteNonNegative(g.halfLength);
-        else if constexpr (std::is_same_v<G, Cone>) return finiteNonNegative(g.radius) && finiteNonNegative(g.height);
+          return sizeInRange(g.radius) && sizeInRange(g.halfLength);
+        else if constexpr (std::is_same_v<G, Cone>) return sizeInRange(g.radius) && sizeInRange(g.height);
         else if constexpr (std::is_same_v<G, Polytope>)
           return g.vertexCount() != 0 && g.data().maxAbsCoordinate <= tol::kMaxMagnitude &&
                  (g.data().extent == 0 || g.data().extent >= tol::kMinMagnitude);

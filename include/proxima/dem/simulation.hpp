@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -293,6 +294,8 @@ class Simulation {
   bool initialized_ = false;  ///< initialize() or loadState() succeeded: set-up closed, step() allowed
   void requireSetUp(const char* what) const;
   void requireInitialized(const char* what) const;
+  /// What is wrong with the options step() uses (time step, narrow phase), or nothing.
+  [[nodiscard]] std::optional<std::string> steppingOptionsProblem() const;
   bool parallel_ = false;  ///< OpenMP loops on (workEstimate() >= parallelThreshold)
   /// Owner ranges (partitionPairs): pairs [rangePair_[t], rangePair_[t+1]) have their first
   /// particle in [rangeParticle_[t], rangeParticle_[t+1]); boundary_[p] = 1 if p is the second

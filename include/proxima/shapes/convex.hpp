@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "proxima/core/hash.hpp"
 #include "proxima/core/status.hpp"
 #include "proxima/core/tolerances.hpp"
 #include "proxima/core/types.hpp"
@@ -232,18 +233,15 @@ class Polytope {
   [[nodiscard]] std::uint64_t fingerprint() const {
     std::uint64_t h = data_->fingerprint.load(std::memory_order_relaxed);
     if (h == 0) {
-      h = 1469598103934665603ULL;  // FNV-1a over the coordinates' bytes
-      const auto* p = reinterpret_cast<const unsigned char*>(data_->vertices.data());
-      for (std::size_t k = 0; k < data_->vertices.size() * sizeof(Vec3); ++k) h = (h ^ p[k]) * 1099511628211ULL;
-      h |= 1;  // never 0 ("not yet")
+      h = hashWords(kHashSeed, data_->vertices.data(), data_->vertices.size() * sizeof(Vec3)) | 1;  // never 0
       data_->fingerprint.store(h, std::memory_order_relaxed);
     }
     return h;
   }
   [[nodiscard]] const std::vector<Vec3>& vertices() const { return data_->vertices; }
   /// 0 for a default-constructed (empty) polytope, which validation rejects.
-  [[nodiscard]] int vertexCount() const { return data_ ? static_cast<int>(data_->vertices.size()) : 0; }
-  [[nodiscard]] int dimension() const { return data_ ? data_->dimension : -1; }
+  [[nodiscard]] int vertexCount() const { return static_cast<int>(data_->vertices.size()); }
+  [[nodiscard]] int dimension() const { return data_->dimension; }
   [[nodiscard]] std::span<const int> neighbours(int i) const {
     return {data_->adjacency.data() + data_->adjacencyOffsets[i],
             static_cast<std::size_t>(data_->adjacencyOffsets[i + 1] - data_->adjacencyOffsets[i])};
