@@ -207,9 +207,9 @@ class Simulation {
   /// Contact forces at the current positions; `kick` > 0 applies that half kick to each particle
   /// right after its forces are gathered (same loop).
   void computeForces(Real kick = 0);
-  /// Force of narrow-phase pair k into its slot; returns what it cost (kSkipped, kNarrow, kWarning).
+  /// Force of narrow-phase pair k (bound already <= 0) into its slot; returns kNarrow or kWarning.
   int pairForces(std::size_t k, double& narrowSeconds);
-  static constexpr int kSkipped = 1, kNarrow = 2, kWarning = 3;
+  static constexpr int kNarrow = 2, kWarning = 3;
   void wallForces(int i);
   void kickParticle(std::size_t i, Real h);
   void driftParticle(std::size_t i, Real h);
