@@ -30,16 +30,24 @@ namespace proxima::detail {
 /// Plane of triangle (y0, y1, y2): its cross product (y1 - y0) x (y2 - y0) as rounded and the
 /// magnitude terms of the orient3d filter, the unit normal and the plane distance from the origin
 /// (the mean over the vertices: least cancellation). False when the normal is zero or not finite.
-inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs, Vec3& n, Real& d) {
+/// facePlane's first half: the cross product and the filter's magnitude terms only.
+inline void faceCross(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs) {
   const Vec3 u = y1 - y0, v = y2 - y0;
   cross = u.cross(v);
   crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
                   std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
+}
+/// facePlane's second half: unit normal and plane distance from the cross product.
+inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const Vec3& cross, Vec3& n, Real& d) {
   const Real len = cross.norm();
   if (!(len > 0 && std::isfinite(len))) return false;
   n = cross / len;
   d = (n.dot(y0) + n.dot(y1) + n.dot(y2)) / 3.0;
   return true;
+}
+inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs, Vec3& n, Real& d) {
+  faceCross(y0, y1, y2, cross, crossAbs);
+  return faceNormalise(y0, y1, y2, cross, n, d);
 }
 
 /// Sign of orient3d(y0, y1, y2, q) from the face's cached cross product (w = q - y0): the filter
@@ -477,10 +485,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         y[i] = pa[i] - toA(lb[i]);
         scale2 = std::max(scale2, y[i].squaredNorm());
       }
+      // The cross products first (the containment test needs no more); the unit normal and plane
+      // distance of the base, and of a side face only when it might matter (see `planed` below).
       auto makeFace = [&](LeanFace& g, int i0, int i1, int i2) {
         g.v[0] = i0, g.v[1] = i1, g.v[2] = i2;
-        return facePlane(y[i0], y[i1], y[i2], g.cross, g.crossAbs, g.n, g.d);
+        faceCross(y[i0], y[i1], y[i2], g.cross, g.crossAbs);
+        return true;
       };
+      auto planeOf = [&](LeanFace& g) { return faceNormalise(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.cross, g.n, g.d); };
       // ExpandingPolytope::originBelow / sees: sign of orient3d(face, q), w = q - y[v0].
       auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) {
         return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, w);
@@ -496,9 +508,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
              makeFace(F[3], i2, 3, 0);
       }
       for (int k = 0; k < 4 && ok; ++k) ok = below(F[k], Vec3(-y[F[k].v[0]]), Vec3::Zero()) < 0;
-      // closestFace(): the first face with the smallest plane distance must be the base.
-      for (int k = 1; k < 4 && ok; ++k) ok = !(F[k].d < F[0].d);
+      ok = ok && planeOf(F[0]);
       const SupportHint hintA0 = hintA, hintB0 = hintB;
+      bool planed[4] = {true, false, false, false};
       if (ok) {
         const Vec3 n = F[0].n;
         Vec3 sa, sb;
@@ -507,6 +519,20 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         ok = y[4].allFinite();
         if (ok) {
           scale2 = std::max(scale2, y[4].squaredNorm());
+          // closestFace(): the first face with the smallest plane distance must be the base. A side
+          // face whose plane lies beyond the base's by more than the coplanar window below (1e-9
+          // scale, plus 1e-12 scale for the rounding of the plane distance, ~1e-15 scale) is neither
+          // closer nor a candidate there: decided from its cross product c by (c·y)² > t² |c|², without
+          // its square root and division. The others get their plane as before (same bits).
+          const Real window = F[0].d + (1e-9 + 1e-12) * std::sqrt(scale2);
+          for (int k = 1; k < 4 && ok; ++k) {
+            const Real cy = F[k].cross.dot(y[F[k].v[0]]);
+            if (cy > 0 && cy * cy > window * window * F[k].cross.squaredNorm()) continue;
+            planed[k] = true;
+            ok = planeOf(F[k]) && !(F[k].d < F[0].d);
+          }
+        }
+        if (ok) {
           const Real h = n.dot(y[4]);
           bool dup = false;
           for (int i = 0; i < 4; ++i) dup = dup || y[i] == y[4];
@@ -529,7 +555,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             Real lam[3];
             for (int k = 0; k < 4; ++k) {
               const LeanFace& g = F[k];
-              if (!(g.d <= A.d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
+              if (!planed[k] || !(g.d <= A.d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
               Real l[3];
               faceBarycentrics(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.n, g.d * g.n, l);
               const Real m = std::min({l[0], l[1], l[2]});
