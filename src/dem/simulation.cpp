@@ -1215,11 +1215,14 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
   for (std::int64_t k = k0; k < k1; ++k) {
     PairState& p = pairs_[static_cast<std::size_t>(k)];
     const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
-    const Real r = radius[i] + radius[j];
-    const Real d2 = (x[j] - x[i]).squaredNorm();
-    // (bitwise, not short-circuit: no branch)
-    int work = static_cast<int>(p.touching != 0) | static_cast<int>(d2 < r * r);
-    if (p.cache >= 0) {
+    Real r = 0, d2 = 0;
+    int work = 1;
+    if (p.cache < 0) {  // sphere pair (the branch is taken the same way for every pair of a one-shape bed)
+      r = radius[i] + radius[j];
+      d2 = (x[j] - x[i]).squaredNorm();
+      // (bitwise, not short-circuit: no branch)
+      work = static_cast<int>(p.touching != 0) | static_cast<int>(d2 < r * r);
+    } else {
       // Montanari (2017) Eq. 3.14: the last exact distance minus the largest point displacements
       // of both bodies since; the narrow phase is called only when this lower bound reaches 0.
       // Decided here, in the sweep: a settled bed's listed pairs are mostly apart and skipped, and
