@@ -89,12 +89,9 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   }
 
   // GJK-TD always works with a cache (the caller's, or when none is given this thread's scratch one,
-  // reset to the cold state): the manifold reads from it the vertices that support the normal.
-  // (Copied from a constant: value-initialising a ~500-byte cache per query compiled to a
-  // `rep stos`, a measurable part of a box-box query.)
-  static const ContactCache kCold{};
+  // which gjkTd resets to the cold state before reading it): the manifold reads from it the
+  // vertices that support the normal.
   thread_local ContactCache scratch;
-  if (!cache) scratch = kCold;
   ContactCache& cc = cache ? *cache : scratch;
   if (cache && !options.trustedInput) {
     // A cache filled for another pair (or this pair swapped) would warm-start from points that are
@@ -108,10 +105,16 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   }
   const bool gjkTd = options.method == PenetrationMethod::GjkTd;
   // (initialised from prvalues: no copy of the ~700-byte result)
+  // (Two boxes, the separating-axis case, go straight to their instantiation: a box is its own core.)
+  const Box* boxA = std::get_if<Box>(&a.geometry());
+  const Box* boxB = std::get_if<Box>(&b.geometry());
   ContactResult r =
-      gjkTd ? std::visit([&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cc); },
-                         detail::coreOf(a), detail::coreOf(b))
-            : commonPlaneContact(a, poseA, b, poseB, options.method);
+      !gjkTd ? commonPlaneContact(a, poseA, b, poseB, options.method)
+      : boxA && boxB
+          ? detail::gjkTd(*boxA, poseA, *boxB, poseB, options, cc, !cache)
+          : std::visit(
+                [&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cc, !cache); },
+                detail::coreOf(a), detail::coreOf(b));
   if (gjkTd) addRadii(r, a.totalRadius(), b.totalRadius());
   if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
   r.depth = r.distance < 0 ? -r.distance : 0;
