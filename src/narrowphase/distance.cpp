@@ -13,20 +13,8 @@ using detail::Core;
 using detail::coreOf;
 
 std::optional<std::string> validatePose(const Transform& pose) {
-  // Fast path (every query of the runtime API comes here twice): RᵀR is symmetric, so its six
-  // distinct entries decide |RᵀR - I| < tol; a non-finite entry makes one of them NaN or
-  // infinite, which fails the same comparisons. Only a failing pose takes the path below, which
-  // names what is wrong.
-  {
-    const Mat3& r = pose.rotation;
-    const Vec3 c0 = r.col(0), c1 = r.col(1), c2 = r.col(2);
-    const Real e[6] = {c0.squaredNorm() - 1, c1.squaredNorm() - 1, c2.squaredNorm() - 1,
-                       c0.dot(c1),           c0.dot(c2),           c1.dot(c2)};
-    bool ok = (pose.translation.array().abs() <= tol::kMaxMagnitude).all();  // (each NaN fails)
-    for (const Real x : e) ok &= std::abs(x) < tol::kRotationOrthonormality;
-    ok &= c0.cross(c1).dot(c2) > 0;  // a rotation, not a reflection (det = +1, not -1)
-    if (ok) return std::nullopt;
-  }
+  // Only a failing pose goes past poseIsValid (the header's fast check), to name what is wrong.
+  if (poseIsValid(pose)) return std::nullopt;
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
   if (!(pose.translation.array().abs() <= tol::kMaxMagnitude).all())
     return std::string("position has a coordinate beyond the supported range (|x| > 1e60)");
@@ -41,6 +29,7 @@ std::optional<std::string> validatePose(const Transform& pose) {
 std::optional<std::string> validateOptions(const GjkOptions& o) {
   // Enumerations set from integers by a caller, counts and tolerances: out-of-range values would
   // select no algorithm, loop zero times, or never converge.
+  if (optionsAreValid(o)) return std::nullopt;
   if (static_cast<unsigned>(o.subAlgorithm) > static_cast<unsigned>(SubAlgorithm::Johnson))
     return "options.subAlgorithm: unknown value " + std::to_string(static_cast<int>(o.subAlgorithm));
   if (static_cast<unsigned>(o.signs) > static_cast<unsigned>(SignMode::Exact))
@@ -70,13 +59,17 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
       cache->pairKey = key;
     }
   }
-  DistanceResult bad;
-  bad.status = Status::InvalidInput;
-  if (auto m = a.validate()) return bad.message = "a: " + *m, bad;
-  if (auto m = b.validate()) return bad.message = "b: " + *m, bad;
-  if (auto m = validatePose(poseA)) return bad.message = "a: " + *m, bad;
-  if (auto m = validatePose(poseB)) return bad.message = "b: " + *m, bad;
-  if (auto m = validateOptions(options)) return bad.message = *m, bad;
+  // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
+  if (!(a.quickValid() && b.quickValid() && poseIsValid(poseA) && poseIsValid(poseB) && optionsAreValid(options)))
+      [[unlikely]] {
+    DistanceResult bad;
+    bad.status = Status::InvalidInput;
+    if (auto m = a.validate()) return bad.message = "a: " + *m, bad;
+    if (auto m = b.validate()) return bad.message = "b: " + *m, bad;
+    if (auto m = validatePose(poseA)) return bad.message = "a: " + *m, bad;
+    if (auto m = validatePose(poseB)) return bad.message = "b: " + *m, bad;
+    if (auto m = validateOptions(options)) return bad.message = *m, bad;
+  }
 
   const Core ca = coreOf(a), cb = coreOf(b);
   DistanceResult r =

@@ -65,6 +65,7 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
 }  // namespace
 
 std::optional<std::string> validateOptions(const PenetrationOptions& options) {
+  if (optionsAreValid(options)) return std::nullopt;
   if (static_cast<unsigned>(options.method) > static_cast<unsigned>(PenetrationMethod::Cundall))
     return "options.method: unknown value " + std::to_string(static_cast<int>(options.method));
   if (options.maxExpansions < 1)
@@ -77,7 +78,9 @@ std::optional<std::string> validateOptions(const PenetrationOptions& options) {
 
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
-  if (!options.trustedInput) {
+  // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
+  if (!options.trustedInput && !(a.quickValid() && b.quickValid() && poseIsValid(poseA) && poseIsValid(poseB) &&
+                                 optionsAreValid(options))) [[unlikely]] {
     if (auto m = a.validate()) return invalid("a: " + *m, options.method);
     if (auto m = b.validate()) return invalid("b: " + *m, options.method);
     if (auto m = validatePose(poseA)) return invalid("a: " + *m, options.method);
