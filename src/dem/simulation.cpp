@@ -827,8 +827,11 @@ void Simulation::computePairConstants() {
 // common case of sphere beds: the contact point c = x_i + a_i n = x_j - a_j n (a = radius - depth/2)
 // turns the relative velocity into v_j - v_i - (a_j ω_j + a_i ω_i) × n and both torques into
 // multiples of n × F_t; √m*, R* and the law come from the pair's constants.
+// (Inlined into pairBlock, its only caller: out of line, its arguments and the particles' data
+// went through memory once more per pair; a link-time-optimised build, which inlines it, ran sphere
+// beds ~5 % faster.)
 template <bool Scatter>
-bool Simulation::spherePair(std::size_t k, const SphereGeometry& centreLine) {
+[[gnu::always_inline]] inline bool Simulation::spherePair(std::size_t k, const SphereGeometry& centreLine) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   Vec3 d = particles_.position[j] - particles_.position[i];
