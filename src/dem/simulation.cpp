@@ -1201,9 +1201,11 @@ void Simulation::partitionPairs() {
       if (pairs_[k].j >= rangeParticle_[t + 1]) boundary_[static_cast<std::size_t>(pairs_[k].j)] = 1;
 }
 
-// Pairs [k0, k1) (at most kPairBlock) in two passes: a branch-free sweep marks the pairs with
-// work (sphere pairs that overlap or were touching, every other pair), then those are done in pair
-// order. Half of a bed's listed sphere pairs are apart; the sweep spares them a mispredicted branch.
+// Pairs [k0, k1) (at most kPairBlock) in two passes: a sweep marks the pairs with work (sphere
+// pairs that overlap or were touching, tested branch-free; narrow-phase pairs whose Montanari bound
+// has reached 0, or all of them when the bound is off), then those are done in pair order. Half of
+// a bed's listed sphere pairs are apart; the sweep spares them a mispredicted branch. (The branch
+// on the pair's kind goes the same way for every pair of a one-shape bed.)
 template <bool Scatter>
 void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped,
                            std::int64_t& warnings, double& narrow) {

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "cores.hpp"
+#include "valid_input.hpp"
 #include "proxima/core/hash.hpp"
 #include "proxima/core/tolerances.hpp"
 
@@ -14,7 +15,7 @@ using detail::coreOf;
 
 std::optional<std::string> validatePose(const Transform& pose) {
   // Only a failing pose goes past poseIsValid (the header's fast check), to name what is wrong.
-  if (poseIsValid(pose)) return std::nullopt;
+  if (detail::poseIsValid(pose)) return std::nullopt;
   if (!pose.translation.allFinite()) return std::string("position has a non-finite coordinate");
   if (!(pose.translation.array().abs() <= tol::kMaxMagnitude).all())
     return std::string("position has a coordinate beyond the supported range (|x| > 1e60)");
@@ -29,7 +30,7 @@ std::optional<std::string> validatePose(const Transform& pose) {
 std::optional<std::string> validateOptions(const GjkOptions& o) {
   // Enumerations set from integers by a caller, counts and tolerances: out-of-range values would
   // select no algorithm, loop zero times, or never converge.
-  if (optionsAreValid(o)) return std::nullopt;
+  if (detail::optionsAreValid(o)) return std::nullopt;
   if (static_cast<unsigned>(o.subAlgorithm) > static_cast<unsigned>(SubAlgorithm::Johnson))
     return "options.subAlgorithm: unknown value " + std::to_string(static_cast<int>(o.subAlgorithm));
   if (static_cast<unsigned>(o.signs) > static_cast<unsigned>(SignMode::Exact))
@@ -60,8 +61,8 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
     }
   }
   // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
-  if (!(a.quickValid() && b.quickValid() && poseIsValid(poseA) && poseIsValid(poseB) && optionsAreValid(options)))
-      [[unlikely]] {
+  if (!(a.quickValid() && b.quickValid() && detail::poseIsValid(poseA) && detail::poseIsValid(poseB) &&
+        detail::optionsAreValid(options))) [[unlikely]] {
     DistanceResult bad;
     bad.status = Status::InvalidInput;
     if (auto m = a.validate()) return bad.message = "a: " + *m, bad;

@@ -27,10 +27,8 @@
 
 namespace proxima::detail {
 
-/// Plane of triangle (y0, y1, y2): its cross product (y1 - y0) x (y2 - y0) as rounded and the
-/// magnitude terms of the orient3d filter, the unit normal and the plane distance from the origin
-/// (the mean over the vertices: least cancellation). False when the normal is zero or not finite.
-/// facePlane's first half: the cross product and the filter's magnitude terms only.
+/// facePlane's first half: the cross product (y1 - y0) x (y2 - y0) as rounded and the magnitude
+/// terms of the orient3d filter.
 inline void faceCross(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs) {
   const Vec3 u = y1 - y0, v = y2 - y0;
   cross = u.cross(v);
@@ -45,6 +43,8 @@ inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const 
   d = (n.dot(y0) + n.dot(y1) + n.dot(y2)) / 3.0;
   return true;
 }
+/// Plane of triangle (y0, y1, y2): faceCross, then the unit normal and the plane distance from the
+/// origin (the mean over the vertices: least cancellation). False when the normal is zero or not finite.
 inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs, Vec3& n, Real& d) {
   faceCross(y0, y1, y2, cross, crossAbs);
   return faceNormalise(y0, y1, y2, cross, n, d);
@@ -530,13 +530,17 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           scale2 = std::max(scale2, y[4].squaredNorm());
           // closestFace(): the first face with the smallest plane distance must be the base. A side
           // face whose plane lies beyond the base's by more than the coplanar window below (1e-9
-          // scale, plus 1e-12 scale for the rounding of the plane distance, ~1e-15 scale) is neither
-          // closer nor a candidate there: decided from its cross product c by (c·y)² > t² |c|², without
-          // its square root and division. The others get their plane as before (same bits).
+          // scale, plus a margin of 1e-12 scale) is neither closer nor a candidate there: decided from
+          // its cross product c by (c·y)² > t² |c|², without its square root and division. The margin
+          // covers the difference between c·y / |c| and the plane distance facePlane computes only for
+          // a well-shaped face: the rounding of c is relative to the filter's magnitudes |c|_abs, so
+          // the difference grows as u |c|_abs |edge| / |c|; with |c|_abs <= 100 |c| it stays below
+          // ~1e-13 scale. Sliver faces, and all others, get their plane as before (same bits).
           const Real window = F[0].d + (1e-9 + 1e-12) * std::sqrt(scale2);
           for (int k = 1; k < 4 && ok; ++k) {
             const Real cy = F[k].cross.dot(y[F[k].v[0]]);
-            if (cy > 0 && cy * cy > window * window * F[k].cross.squaredNorm()) continue;
+            const Real c2 = F[k].cross.squaredNorm();
+            if (cy > 0 && F[k].crossAbs.squaredNorm() <= 1e4 * c2 && cy * cy > window * window * c2) continue;
             planed[k] = true;
             ok = planeOf(F[k]) && !(F[k].d < F[0].d);
           }

@@ -9,6 +9,7 @@
 #include "manifold.hpp"
 #include "proxima/narrowphase/common_plane.hpp"
 #include "proxima/narrowphase/distance.hpp"
+#include "valid_input.hpp"
 
 namespace proxima {
 
@@ -65,7 +66,7 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
 }  // namespace
 
 std::optional<std::string> validateOptions(const PenetrationOptions& options) {
-  if (optionsAreValid(options)) return std::nullopt;
+  if (detail::optionsAreValid(options)) return std::nullopt;
   if (static_cast<unsigned>(options.method) > static_cast<unsigned>(PenetrationMethod::Cundall))
     return "options.method: unknown value " + std::to_string(static_cast<int>(options.method));
   if (options.maxExpansions < 1)
@@ -79,8 +80,8 @@ std::optional<std::string> validateOptions(const PenetrationOptions& options) {
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
   // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
-  if (!options.trustedInput && !(a.quickValid() && b.quickValid() && poseIsValid(poseA) && poseIsValid(poseB) &&
-                                 optionsAreValid(options))) [[unlikely]] {
+  if (!options.trustedInput && !(a.quickValid() && b.quickValid() && detail::poseIsValid(poseA) &&
+                                 detail::poseIsValid(poseB) && detail::optionsAreValid(options))) [[unlikely]] {
     if (auto m = a.validate()) return invalid("a: " + *m, options.method);
     if (auto m = b.validate()) return invalid("b: " + *m, options.method);
     if (auto m = validatePose(poseA)) return invalid("a: " + *m, options.method);

@@ -207,7 +207,8 @@ class Simulation {
   /// Contact forces at the current positions; `kick` > 0 applies that half kick to each particle
   /// right after its forces are gathered (same loop).
   void computeForces(Real kick = 0);
-  /// Force of narrow-phase pair k (bound already <= 0) into its slot; returns kNarrow or kWarning.
+  /// Force of narrow-phase pair k into its slot; returns kNarrow or kWarning. (pairBlock's sweep
+  /// has updated the pair's bound and skipped the pair while it is positive, with the bound on.)
   int pairForces(std::size_t k, double& narrowSeconds);
   static constexpr int kNarrow = 2, kWarning = 3;
   void wallForces(int i);

@@ -11,13 +11,11 @@
 // exactly (no support point strictly beyond the face); curved shapes stop at tol::kEpaRelative.
 #pragma once
 
-#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
 
 #include "proxima/core/tolerances.hpp"
-#include "proxima/narrowphase/distance.hpp"
 #include "proxima/narrowphase/gjk.hpp"
 #include "proxima/shapes/shape.hpp"
 
@@ -93,12 +91,6 @@ struct ContactCache {
 /// finite tolerances >= 0); otherwise the field and what is wrong. contact() checks it unless
 /// trustedInput; the DEM once at initialize().
 std::optional<std::string> validateOptions(const PenetrationOptions& options);
-
-/// validateOptions's verdict without the message (the same conditions).
-inline bool optionsAreValid(const PenetrationOptions& o) {
-  return static_cast<unsigned>(o.method) <= static_cast<unsigned>(PenetrationMethod::Cundall) &&
-         o.maxExpansions >= 1 && o.relTolerance >= 0 && std::isfinite(o.relTolerance) && optionsAreValid(o.gjk);
-}
 
 /// Runtime entry point: validates the input, handles radii (cores apart: depth = radii - core
 /// distance, no expansion; cores overlapping: expand the cores, add the radii), dispatches the
