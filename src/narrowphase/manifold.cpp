@@ -231,6 +231,49 @@ int reduceToFour(Candidate* pts, int n, const Vec3& m) {
   return k;
 }
 
+// Vertex-face contact, decided without clipping (about a quarter of a polyhedral bed's manifolds):
+// one incident vertex v at or below the reference plane (depth >= -2 slack, every other vertex
+// below -2 slack), and the part of the incident polygon with depth >= -2 slack, the triangle of v and
+// the two points where its edges reach that depth, strictly inside the reference polygon's side
+// planes. Clipping would then keep v unchanged (it is inside), and every point it creates lies on a
+// side plane, outside that triangle, so deeper than -2 slack up to rounding: only v can pass the
+// -slack test. Its point and depth are written with the clipping path's arithmetic (same bits).
+// True when it has answered (r then holds the result the clipping path would give).
+bool singleVertexInside(const Poly& ref, const Vec3* inc, int nInc, Real h, Real rRef, Real rInc, Real slack,
+                        const Transform& poseRef, ContactResult& r) {
+  if (nInc < 2 || ref.n < 3) return false;
+  const Vec3& mm = ref.normal;
+  Real depth[kMaxPoly];
+  int v = -1, count = 0;
+  for (int i = 0; i < nInc; ++i) {
+    depth[i] = (h - mm.dot(inc[i])) + rRef + rInc;  // (the clipping path's order)
+    const bool at = depth[i] >= -2 * slack;
+    v = at ? i : v;
+    count += at;
+  }
+  if (count != 1) return false;
+  const Vec3& p = inc[v];
+  const int prev = v == 0 ? nInc - 1 : v - 1, next = v + 1 == nInc ? 0 : v + 1;
+  auto reach = [&](int q) {  // the point of edge v-q at depth -2 slack (depth[q] < -2 slack)
+    const Real t = (depth[v] + 2 * slack) / (depth[v] - depth[q]);
+    return Vec3(p + t * (inc[q] - p));
+  };
+  const Vec3 q1 = reach(prev), q2 = reach(next);
+  for (int e = 0; e < ref.n; ++e) {
+    const Vec3& a = ref.p[e];
+    const Vec3& b = ref.p[e + 1 == ref.n ? 0 : e + 1];
+    const Vec3 inward = mm.cross(b - a);  // (clip()'s side test)
+    if (!(inward.dot(p - a) > 0 && inward.dot(q1 - a) > 0 && inward.dot(q2 - a) > 0)) return false;
+  }
+  const Real coreDepth = h - mm.dot(p);
+  const Real d = coreDepth + rRef + rInc;
+  if (d < -slack) return true;  // (nothing passes: the single point stays, as after clipping)
+  const Vec3 point = p + (0.5 * (coreDepth + rRef - rInc)) * mm;
+  r.contactCount = 1;
+  r.contacts[0] = {poseRef.apply(point), std::max<Real>(d, 0)};
+  return true;
+}
+
 }  // namespace
 
 void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r,
@@ -293,16 +336,17 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   const Vec3 relT = mulMatT(poseRef.rotation, Vec3(poseInc.translation - poseRef.translation));
   Vec3 incLocal[kMaxPoly];
   for (int i = 0; i < inc.n; ++i) incLocal[i] = mulMat(rel, inc.p[i]) + relT;
-  Vec3 clipped[2 * kMaxPoly + 8];
-  const int m = clip(ref, ref.normal, incLocal, inc.n, clipped);
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
-  Candidate pts[2 * kMaxPoly + 8];
-  int k = 0;
   // Tolerances scale with the reference plane's offset in the world (its body may sit far from the
   // origin), as when clipping was done in world coordinates.
   const Real hWorld = h + poseRef.rotate(mm).dot(poseRef.translation);
   const Real slack = 1e-12 * std::max<Real>(1, std::max(std::abs(h), std::abs(hWorld)));
+  if (singleVertexInside(ref, incLocal, inc.n, h, rRef, rInc, slack, poseRef, r)) return;
+  Vec3 clipped[2 * kMaxPoly + 8];
+  const int m = clip(ref, ref.normal, incLocal, inc.n, clipped);
+  Candidate pts[2 * kMaxPoly + 8];
+  int k = 0;
   for (int i = 0; i < m; ++i) {
     const Real coreDepth = h - mm.dot(clipped[i]);
     const Real depth = coreDepth + rRef + rInc;
