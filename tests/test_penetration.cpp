@@ -656,6 +656,47 @@ TEST(PenetrationWarmStart, LeanFaceStartIsBitIdenticalToTheGeneralPath) {
   EXPECT_GT(lean, 1500);
 }
 
+// PenetrationOptions::reportSimplex = false (the DEM's setting) leaves out only the final face's
+// support points: every other field, and the cache the next query starts from, are the same bits.
+TEST(PenetrationWarmStart, WithoutTheSimplexEverythingElseIsTheSame) {
+  std::mt19937_64 rng(33);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  long faces = 0;
+  auto same = [](const Vec3& x, const Vec3& y) { return x == y || (x.array().isNaN() && y.array().isNaN()).all(); };
+  for (int pair = 0; pair < 30; ++pair) {
+    const Shape a = pair % 3 == 0 ? Shape(Box{Vec3(0.6, 0.4, 0.3)})
+                                  : Shape(Polytope::fromPoints(randomCloud(rng, 24, Vec3(1, 0.7, 0.5))).value());
+    const Shape b = Shape(Polytope::fromPoints(randomCloud(rng, 20, Vec3(0.5, 0.8, 0.6))).value());
+    Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+    const Quat sa(Eigen::AngleAxis<Real>(1e-3, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    ContactCache c1, c2;
+    PenetrationOptions with, without;
+    without.reportSimplex = false;
+    for (int i = 0; i < 60; ++i) {
+      qa = sa * qa;
+      const Transform pa = at(Vec3::Zero(), qa), pb = at(dir * (0.5 + 0.01 * i), qb);
+      const ContactResult r1 = contact(a, pa, b, pb, with, &c1);
+      const ContactResult r2 = contact(a, pa, b, pb, without, &c2);
+      ASSERT_EQ(r1.status, r2.status) << pair << " " << i;
+      ASSERT_TRUE(r1.distance == r2.distance || (std::isnan(r1.distance) && std::isnan(r2.distance)));
+      EXPECT_TRUE(same(r1.normal, r2.normal) && same(r1.witnessA, r2.witnessA) && same(r1.witnessB, r2.witnessB) &&
+                  same(r1.contactPoint, r2.contactPoint) && r1.depth == r2.depth)
+          << pair << " " << i;
+      ASSERT_EQ(r1.contactCount, r2.contactCount) << pair << " " << i;
+      for (int k = 0; k < r1.contactCount; ++k)
+        EXPECT_TRUE(same(r1.contacts[k].point, r2.contacts[k].point) && r1.contacts[k].depth == r2.contacts[k].depth);
+      EXPECT_TRUE(same(c1.normalLocalA, c2.normalLocalA) && c1.hasFace == c2.hasFace && c1.faceSize == c2.faceSize);
+      if (r1.status == Status::Overlapping && r1.simplexSize == 3) {
+        ++faces;
+        EXPECT_EQ(r2.simplexSize, 0) << pair << " " << i;
+      }
+    }
+  }
+  std::printf("[ simplex ] %ld face answers compared\n", faces);
+  EXPECT_GT(faces, 300);  // face answers (the option's case) were exercised
+}
+
 TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   // Ellipsoids with equal radii are spheres, but on the curved path (no point core): depth must
   // still come out accurate.

@@ -1316,6 +1316,7 @@ void Simulation::computeForces(Real kick) {
     // skips its per-call checks; pairForces refuses non-finite poses itself.
     pairNarrow_ = options_.narrowPhase;
     pairNarrow_.trustedInput = true;
+    pairNarrow_.reportSimplex = false;  // (the pair law reads depth, normal, point and manifold only)
   }
   std::int64_t calls = 0, skipped = 0, warnings = 0;
   double narrow = 0;

@@ -326,6 +326,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     out.witnessA = poseA.apply(za);
     out.witnessB = poseA.apply(zb);
     out.contactPoint = 0.5 * (out.witnessA + out.witnessB);
+    if (!opt.reportSimplex) {
+      out.simplexSize = 0;
+      return;
+    }
     out.simplexSize = 3;
     for (int i = 0; i < 3; ++i) {
       out.simplexA[i] = poseA.apply(paF[i]);

@@ -69,6 +69,10 @@ struct PenetrationOptions {
   /// Two overlapping boxes: the separating-axis test over their 15 candidate axes gives the depth
   /// directly (box_box.hpp); pairs it cannot settle, and separated pairs, take GJK / GJK-TD.
   bool boxBoxSat = true;
+  /// Report the final face's support points (simplexA/B, lambda) of a polytope answer in the world
+  /// frame. The DEM, which reads only depth, normal, contact point and manifold, turns it off (six
+  /// point transforms per contact); then simplexSize is 0 for those answers.
+  bool reportSimplex = true;
 };
 
 /// Per-pair warm-start data across time steps: GJK's simplex plus the previous contact normal and
