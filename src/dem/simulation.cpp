@@ -1736,8 +1736,7 @@ Result<bool> Simulation::readPayload(std::istream& source, std::uint64_t bytes) 
     if (p.cache >= 0 && cacheUsed[static_cast<std::size_t>(p.cache)]++) return bad("cache shared by two pairs");
   }
   for (const ContactCache& c : caches_)
-    if (c.gjk.size < 0 || c.gjk.size > 4 || c.faceSize < 0 || c.faceSize > 3)
-      return bad("warm-start cache out of range");
+    if (!c.plausible()) return bad("warm-start cache out of range");
   auto csrOk = [n](const std::vector<int>& offsets, std::size_t entries) {
     if (offsets.size() != n + 1 || offsets[0] != 0 || static_cast<std::size_t>(offsets[n]) != entries) return false;
     for (std::size_t i = 0; i < n; ++i)

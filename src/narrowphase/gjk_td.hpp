@@ -503,7 +503,6 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       auto makeFace = [&](LeanFace& g, int i0, int i1, int i2) {
         g.v[0] = i0, g.v[1] = i1, g.v[2] = i2;
         faceCross(y[i0], y[i1], y[i2], g.cross, g.crossAbs);
-        return true;
       };
       auto planeOf = [&](LeanFace& g) { return faceNormalise(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.cross, g.n, g.d); };
       // ExpandingPolytope::originBelow / sees: sign of orient3d(face, q), w = q - y[v0].
@@ -517,8 +516,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (ok) {
         int i1 = 1, i2 = 2;
         if (orientation > 0) std::swap(i1, i2);  // as buildTetrahedron: base normal away from the apex
-        ok = makeFace(F[0], 0, i1, i2) && makeFace(F[1], 0, 3, i1) && makeFace(F[2], i1, 3, i2) &&
-             makeFace(F[3], i2, 3, 0);
+        makeFace(F[0], 0, i1, i2);
+        makeFace(F[1], 0, 3, i1);
+        makeFace(F[2], i1, 3, i2);
+        makeFace(F[3], i2, 3, 0);
       }
       for (int k = 0; k < 4 && ok; ++k) ok = below(F[k], Vec3(-y[F[k].v[0]]), Vec3::Zero()) < 0;
       ok = ok && planeOf(F[0]);

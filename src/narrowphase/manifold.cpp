@@ -344,7 +344,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   const Real slack = 1e-12 * std::max<Real>(1, std::max(std::abs(h), std::abs(hWorld)));
   if (singleVertexInside(ref, incLocal, inc.n, h, rRef, rInc, slack, poseRef, r)) return;
   Vec3 clipped[2 * kMaxPoly + 8];
-  const int m = clip(ref, ref.normal, incLocal, inc.n, clipped);
+  const int m = clip(ref, mm, incLocal, inc.n, clipped);
   Candidate pts[2 * kMaxPoly + 8];
   int k = 0;
   for (int i = 0; i < m; ++i) {

@@ -129,9 +129,6 @@ bool qhull3d(const std::vector<Vec3>& pts, PolytopeData& d) {
   return ok && d.vertices.size() >= 4;
 }
 
-// Per triangle, its merged facet as a counter-clockwise loop of vertex ids (PolytopeData::
-// facetLoops): the vertices within 1e-9 x extent of the triangle's plane reachable from it over
-// hull edges (a facet is connected), ordered by pseudo-angle about their centroid.
 // Largest |coordinate| and largest side of the bounding box of the vertices.
 void measureExtent(PolytopeData& d) {
   d.maxAbsCoordinate = 0, d.extent = 0;
@@ -144,7 +141,10 @@ void measureExtent(PolytopeData& d) {
   d.extent = (hi - lo).maxCoeff();
 }
 
-// (after measureExtent)
+// Per triangle, its merged facet as a counter-clockwise loop of vertex ids (PolytopeData::
+// facetLoops): the vertices within 1e-9 x extent of the triangle's plane reachable from it over
+// hull edges (a facet is connected), ordered by pseudo-angle about their centroid. (After
+// measureExtent.)
 void buildFacetLoops(PolytopeData& d) {
   const auto& v = d.vertices;
   const Real ext = d.maxAbsCoordinate;
