@@ -1,0 +1,95 @@
+// proxima_bench_contact_profile: one cell of the penetration benchmark (proxima_bench_contact's pairs,
+// the same seeds) answered by proxima::contact() in a plain loop, without Google Benchmark and
+// without the oracle's share of the run, for profilers and for checking that a refactor of the
+// penetration path is bit-identical.
+//
+// Usage: proxima_bench_contact_profile KIND DEPTH [REPEATS] [MODE]
+//   KIND     icosphere, box, box25, polytope, edge_edge, vertex_face, face_face, ellipsoid
+//   DEPTH    relative depth target: 1e-6, 1e-2 or 0.3 (icosphere: N instead, 12 ... 2562; the
+//            feature kinds ignore it)
+//   REPEATS  passes over the cell's 1000 pairs (default 20)
+//   MODE     0 cold, single point (proxima_td); 1 cold with the manifold; 2 warm (one ContactCache per
+//            pair, the passes alternate between the cell's two poses)
+// Prints the time per query (wall clock: a rough figure on a shared machine; proxima_bench_contact is
+// the measurement) and a hash of every result field of every query (status, depth, normal,
+// witnesses, contact point, manifold) that changes if any bit does.
+//
+// Example:
+//   proxima_bench_contact_profile polytope 1e-2 200          # then perf record ... the same
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "contact_cases.hpp"
+#include "proxima/narrowphase/penetration.hpp"
+
+namespace {
+
+struct Hash {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the result's bits
+  void mix(double d) {
+    std::uint64_t u;
+    std::memcpy(&u, &d, sizeof u);
+    h = (h ^ u) * 1099511628211ull;
+  }
+  void mix(const proxima::Vec3& v) { mix(v.x()), mix(v.y()), mix(v.z()); }
+  void mix(const proxima::ContactResult& r) {
+    mix(static_cast<int>(r.status)), mix(r.distance), mix(r.depth), mix(r.normal), mix(r.witnessA), mix(r.witnessB);
+    mix(r.contactPoint), mix(r.contactCount);
+    for (int i = 0; i < r.contactCount; ++i) mix(r.contacts[i].point), mix(r.contacts[i].depth);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using pbench::ContactKind;
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s KIND DEPTH [REPEATS] [MODE]   (see the comment at the top of contact_profile.cpp)\n",
+                 argv[0]);
+    return 2;
+  }
+  const std::string kindName = argv[1];
+  const double depth = std::atof(argv[2]);
+  const int repeats = argc > 3 ? std::atoi(argv[3]) : 20, mode = argc > 4 ? std::atoi(argv[4]) : 0;
+  const ContactKind kinds[] = {ContactKind::Icosphere, ContactKind::Box,        ContactKind::Box25,
+                               ContactKind::Polytope,  ContactKind::EdgeEdge,   ContactKind::VertexFace,
+                               ContactKind::FaceFace,  ContactKind::Ellipsoid};
+  int k = -1;
+  for (int i = 0; i < 8; ++i)
+    if (kindName == pbench::kindName(kinds[i])) k = i;
+  if (k < 0 || repeats < 1 || mode < 0 || mode > 2 || !(depth > 0)) {
+    std::fprintf(stderr, "KIND must be one of icosphere box box25 polytope edge_edge vertex_face face_face ellipsoid; "
+                         "DEPTH > 0, REPEATS >= 1, MODE 0-2\n");
+    return 2;
+  }
+  const ContactKind kind = kinds[k];
+  int n = 8;
+  double target = depth;
+  if (kind == ContactKind::Icosphere) n = static_cast<int>(depth), target = 0.1;
+  if (kind == ContactKind::Polytope) n = 20;
+  if (kind == ContactKind::Ellipsoid) n = 0;
+  if (kind == ContactKind::EdgeEdge || kind == ContactKind::VertexFace || kind == ContactKind::FaceFace) target = 1e-2;
+  const pbench::ContactCell cell = pbench::makeContactCell(kind, n, target, mode == 2);
+  proxima::PenetrationOptions o;
+  o.manifold = mode == 1;
+  std::vector<proxima::ContactCache> caches(cell.pairs.size());
+  Hash hash;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeats; ++r)
+    for (std::size_t i = 0; i < cell.pairs.size(); ++i) {
+      const pbench::ContactPair& p = cell.pairs[i];
+      const pbench::PosePair& q = (mode == 2 && (r & 1)) ? p.pose1 : p.pose0;
+      const proxima::ContactResult res = proxima::contact(p.a, q.a, p.b, q.b, o, mode == 2 ? &caches[i] : nullptr);
+      hash.mix(res);
+    }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double queries = static_cast<double>(repeats) * static_cast<double>(cell.pairs.size());
+  std::printf("%s: %.1f ns per query over %.0f queries; result hash %016llx\n", cell.name().c_str(), 1e9 * s / queries,
+              queries, static_cast<unsigned long long>(hash.h));
+  return 0;
+}
