@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "cores.hpp"
+#include "pair_cache.hpp"
 #include "valid_input.hpp"
 #include "proxima/core/hash.hpp"
 #include "proxima/core/tolerances.hpp"
@@ -53,13 +54,7 @@ std::uint64_t cachePairKey(const Shape& a, const Shape& b) {
 
 DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                         const GjkOptions& options, GjkCache* cache) {
-  if (cache) {
-    const std::uint64_t key = cachePairKey(a, b);
-    if (cache->pairKey != key || !cache->plausible()) {
-      cache->reset();
-      cache->pairKey = key;
-    }
-  }
+  if (cache) detail::bindCacheToPair(*cache, cache->pairKey, a, b);
   // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
   if (!(a.quickValid() && b.quickValid() && detail::poseIsValid(poseA) && detail::poseIsValid(poseB) &&
         detail::optionsAreValid(options))) [[unlikely]] {

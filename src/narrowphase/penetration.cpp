@@ -7,6 +7,7 @@
 #include "cores.hpp"
 #include "gjk_td.hpp"
 #include "manifold.hpp"
+#include "pair_cache.hpp"
 #include "proxima/narrowphase/common_plane.hpp"
 #include "proxima/narrowphase/distance.hpp"
 #include "valid_input.hpp"
@@ -97,16 +98,9 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   // vertices that support the normal.
   thread_local ContactCache scratch;
   ContactCache& cc = cache ? *cache : scratch;
-  if (cache && !options.trustedInput) {
-    // A cache filled for another pair (or this pair swapped) would warm-start from points that are
-    // not on these shapes: reset it (cachePairKey). (A trusted caller keeps one cache per pair, as
-    // the DEM does: the check cost ~4 % of a polyhedral bed's step.)
-    const std::uint64_t key = cachePairKey(a, b);
-    if (cc.gjk.pairKey != key || !cc.plausible()) [[unlikely]] {
-      cc.reset();
-      cc.gjk.pairKey = key;
-    }
-  }
+  // (A trusted caller keeps one cache per pair, as the DEM does: the check cost ~4 % of a polyhedral
+  // bed's step.)
+  if (cache && !options.trustedInput) detail::bindCacheToPair(cc, cc.gjk.pairKey, a, b);
   const bool gjkTd = options.method == PenetrationMethod::GjkTd;
   // (initialised from prvalues: no copy of the ~700-byte result)
   // (Two boxes, the separating-axis case, go straight to their instantiation: a box is its own core.)
