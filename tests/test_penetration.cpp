@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "proxima/narrowphase/distance.hpp"
 #include "proxima/narrowphase/penetration.hpp"
@@ -695,6 +696,89 @@ TEST(PenetrationWarmStart, WithoutTheSimplexEverythingElseIsTheSame) {
   }
   std::printf("[ simplex ] %ld face answers compared\n", faces);
   EXPECT_GT(faces, 300);  // face answers (the option's case) were exercised
+}
+
+// The manifold memo (ContactCache::manifold) only skips face searches that would find no face: at
+// every step of persisting contacts the manifold is the same, bit for bit, as with the memo cleared
+// before the call (which makes the search run). Families: random rock pairs in vertex and edge
+// contacts (where the memo skips), a box against a rock (boxes: never skipped) and a cube polytope
+// tilted on a slab polytope whose tilt shrinks through the face threshold (an edge contact turning
+// into a face contact: the memo must stop skipping before the face aligns).
+TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
+  std::mt19937_64 rng(71);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  long steps = 0, skipped = 0, faceSteps = 0, crossings = 0;
+  auto compare = [&](const Shape& a, const Transform& pa, const Shape& b, const Transform& pb, ContactCache& cache,
+                     const std::string& where) {
+    ContactCache cleared = cache;
+    cleared.manifold = ContactCache::ManifoldMemo{};
+    const ContactCache::ManifoldMemo before = cache.manifold;
+    PenetrationOptions o;
+    o.manifold = true;
+    const ContactResult r1 = contact(a, pa, b, pb, o, &cache);
+    const ContactResult r2 = contact(a, pa, b, pb, o, &cleared);
+    ASSERT_EQ(r1.status, r2.status) << where;
+    ASSERT_EQ(r1.contactCount, r2.contactCount) << where;
+    for (int k = 0; k < r1.contactCount; ++k)
+      ASSERT_TRUE(r1.contacts[k].point == r2.contacts[k].point && r1.contacts[k].depth == r2.contacts[k].depth) << where;
+    ++steps;
+    // A skip leaves the memo as it was (a search rewrites its direction).
+    skipped += before.alignA <= 1 && cache.manifold.directionA == before.directionA &&
+               cache.manifold.alignA == before.alignA && r1.status == Status::Overlapping;
+    faceSteps += r1.contactCount >= 2;
+  };
+  for (int pair = 0; pair < 40; ++pair) {
+    const bool box = pair % 4 == 0;
+    const Shape a = box ? Shape(Box{Vec3(0.6, 0.4, 0.3)})
+                        : Shape(Polytope::fromPoints(randomCloud(rng, 24, Vec3(1, 0.7, 0.5))).value());
+    const Shape b = Shape(Polytope::fromPoints(randomCloud(rng, 24, Vec3(0.5, 0.8, 0.6))).value());
+    Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+    const Quat sa(Eigen::AngleAxis<Real>(2e-5, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Quat sb(Eigen::AngleAxis<Real>(2e-5, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    // B apart along dir, then moved along the normal to overlap A by 1e-2.
+    const ContactResult apart = contact(a, at(Vec3::Zero(), qa), b, at(dir * 2.0, qb));
+    ASSERT_EQ(apart.status, Status::Separated);
+    Vec3 xb = dir * 2.0 - (apart.distance + 1e-2) * apart.normal;
+    ContactCache cache;
+    for (int i = 0; i < 300; ++i) {
+      qa = sa * qa, qb = sb * qb;
+      xb += 1e-6 * dir;
+      compare(a, at(Vec3::Zero(), qa), b, at(xb, qb), cache, "pair " + std::to_string(pair) + " step " + std::to_string(i));
+      if (HasFatalFailure()) return;
+    }
+  }
+  // A unit cube (polytope) on a slab, tilted about x by an angle shrinking from 4e-3 to 0 rad
+  // (the face threshold is ~1.4e-3): an edge contact, then the bottom face.
+  std::vector<Vec3> cube, slab;
+  for (int k = 0; k < 8; ++k) {
+    cube.emplace_back(k & 1 ? 0.5 : -0.5, k & 2 ? 0.5 : -0.5, k & 4 ? 0.5 : -0.5);
+    slab.emplace_back(k & 1 ? 3.0 : -3.0, k & 2 ? 3.0 : -3.0, k & 4 ? 0.0 : -0.5);
+  }
+  const Shape cubeShape(Polytope::fromPoints(cube).value()), slabShape(Polytope::fromPoints(slab).value());
+  for (const Real rate : {1e-6, 3e-6, 1e-5}) {
+    ContactCache cache;
+    int lastCount = 0;
+    for (Real tilt = 4e-3; tilt >= 0; tilt -= rate) {
+      const Quat q(Eigen::AngleAxis<Real>(tilt, Vec3::UnitX()));
+      // Lowest corner 1e-3 below the slab's top (z = 0).
+      const Real low = 0.5 * std::cos(tilt) + 0.5 * std::sin(tilt);
+      compare(slabShape, Transform(), cubeShape, at(Vec3(0.1, 0.2, low - 1e-3), q), cache,
+              "tilt " + std::to_string(tilt) + " rate " + std::to_string(rate));
+      if (HasFatalFailure()) return;
+      ContactCache probe = cache;
+      PenetrationOptions o;
+      o.manifold = true;
+      const int count = contact(slabShape, Transform(), cubeShape, at(Vec3(0.1, 0.2, low - 1e-3), q), o, &probe).contactCount;
+      crossings += lastCount == 2 && count == 4;
+      lastCount = count;
+    }
+  }
+  std::printf("[ memo ] %ld steps, %ld searches skipped, %ld multi-point manifolds, %ld edge-to-face crossings\n", steps,
+              skipped, faceSteps, crossings);
+  EXPECT_GT(skipped, 1000);       // the memo was exercised (vertex-face contacts search every step)
+  EXPECT_GT(faceSteps, 1000);     // and face contacts were compared
+  EXPECT_EQ(crossings, 3);        // each tilt rate crossed the threshold once
 }
 
 TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {

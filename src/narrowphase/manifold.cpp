@@ -158,6 +158,21 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
   // Ellipsoids, cylinders, cones: no faces (f.n == 0).
 }
 
+// The best alignment with d (unit, the core's frame) of any face of a 3-D polytope core: an upper
+// bound on what bestFace can find from any vertex. 2 ("unknown") for every other core.
+template <class C>
+Real anyFaceAlign(const C& c, const Vec3& d) {
+  if constexpr (std::is_same_v<C, PolytopeRef>) {
+    const PolytopeData& data = c.p->data();
+    if (data.dimension != 3) return 2;
+    Real best = -2;
+    for (const Vec3& m : data.triangleNormals) best = std::max(best, m.dot(d));
+    return best;
+  } else {
+    return 2;
+  }
+}
+
 // Sutherland-Hodgman: keeps the part of polygon `in` inside the prism over the convex polygon
 // `ref` (counter-clockwise about m).
 // Written without data-dependent branches: which points are inside and which edges cross is random
@@ -277,14 +292,35 @@ bool singleVertexInside(const Poly& ref, const Vec3* inc, int nInc, Real h, Real
 }  // namespace
 
 void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r,
-                   int vertexA, int vertexB) {
+                   int vertexA, int vertexB, ContactCache::ManifoldMemo* memo) {
   singlePointManifold(r);
   const Vec3 n = r.normal;
   if (!(n.squaredNorm() > 0.5)) return;
+  const Vec3 dA = poseA.rotateInverse(n), dB = poseB.rotateInverse(Vec3(-n));
+  // A persisting vertex or edge contact of two polytopes: the memo holds, for the direction d0 of an
+  // earlier search that found no face, the best alignment of *any* face of each body. A face's
+  // alignment m·d moves by at most |m| |d - d0| <= (1 + 1e-15) |d - d0| from m·d0 (rounding: a few
+  // 1e-16), so while both bodies' directions stay closer to d0 than their gap to the threshold, the
+  // search below would find no face again and end at the single point: it is skipped.
+  if (memo) {
+    auto ruledOut = [](const Vec3& d, const Vec3& d0, Real align0) {
+      const Real gap = kFaceAlignCos - align0 - 1e-12;
+      return gap > 0 && (1 + 1e-6) * (d - d0).squaredNorm() < gap * gap;
+    };
+    if (ruledOut(dA, memo->directionA, memo->alignA) && ruledOut(dB, memo->directionB, memo->alignB)) return;
+  }
   const Core ca = coreOf(a), cb = coreOf(b);
   Poly fa, fb;
-  std::visit([&](const auto& c) { bestFace(c, poseA.rotateInverse(n), fa, vertexA); }, ca);
-  std::visit([&](const auto& c) { bestFace(c, poseB.rotateInverse(Vec3(-n)), fb, vertexB); }, cb);
+  std::visit([&](const auto& c) { bestFace(c, dA, fa, vertexA); }, ca);
+  std::visit([&](const auto& c) { bestFace(c, dB, fb, vertexB); }, cb);
+  if (memo) {
+    // No face found: remember each body's best alignment over all its faces (2, never skipping, for
+    // other cores and for face contacts, which search every step anyway).
+    const bool noFace = !(std::max(fa.align, fb.align) >= kFaceAlignCos);
+    memo->directionA = dA, memo->directionB = dB;
+    memo->alignA = noFace ? std::visit([&](const auto& c) { return anyFaceAlign(c, dA); }, ca) : 2;
+    memo->alignB = noFace ? std::visit([&](const auto& c) { return anyFaceAlign(c, dB); }, cb) : 2;
+  }
   if (fa.n == 0 || fb.n == 0) return;
   // Reference face: the better aligned one (alignments are frame-independent). Edge-edge and vertex
   // contacts end here, before any polygon is transformed.

@@ -12,8 +12,10 @@ namespace proxima::detail {
 /// contact point. Nothing is written when the bodies are apart.
 /// vertexA / vertexB (polytopes, -1: unknown): a vertex of A supporting the normal and one of B
 /// supporting its opposite, as the penetration query found them; the face search starts there.
+/// memo (the pair's cache, or null): the last face searches, read to skip a search that cannot find
+/// a face and rewritten after each search (ContactCache::ManifoldMemo); the result is the same.
 void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB, ContactResult& r,
-                   int vertexA = -1, int vertexB = -1);
+                   int vertexA = -1, int vertexB = -1, ContactCache::ManifoldMemo* memo = nullptr);
 
 /// The single-point manifold: the contact point with the result's depth.
 inline void singlePointManifold(ContactResult& r) {

@@ -120,7 +120,8 @@ ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, co
   r.contactCount = 0;
   if (r.distance <= 0) {
     if (options.manifold)
-      detail::buildManifold(a, poseA, b, poseB, r, gjkTd ? cc.supportVertexA : -1, gjkTd ? cc.supportVertexB : -1);
+      detail::buildManifold(a, poseA, b, poseB, r, gjkTd ? cc.supportVertexA : -1, gjkTd ? cc.supportVertexB : -1,
+                            gjkTd && cache ? &cc.manifold : nullptr);
     else
       detail::singlePointManifold(r);
   }
