@@ -214,6 +214,10 @@ class Simulation {
   void wallForces(int i);
   void kickParticle(std::size_t i, Real h);
   void driftParticle(std::size_t i, Real h);
+  void driftTwo(std::size_t i, std::size_t j, Real h);  ///< driftParticle of both (rotors interleaved)
+  [[nodiscard]] bool freeAsymmetricRotor(std::size_t i) const;
+  static Real rotationAngleBound(const Quat& before, const Quat& after);
+  void recordDisplacement(std::size_t i, const Vec3& dx, Real angle);
   void kickLids(Real h);
   void driftWalls(Real h);
   [[nodiscard]] Transform poseOf(int i) const;
