@@ -316,6 +316,16 @@ def penetration_lines(contact_path, meta):
           + ".")
     if nopeer:
         w("- No peer answered every pair of: " + "; ".join(nopeer) + ".")
+    # The issue also asks warm-started penetration to stay within a small factor of a warm distance
+    # query (the same pairs and pose alternation): the ratio per cell, as measured.
+    warm = []
+    for cell in cells:
+        rw, rd = res.get((cell, "proxima_td_warm")), res.get((cell, "proxima_dist_warm"))
+        if rw and rd and rd["ns"]:
+            warm.append(f"{cell_label(cell)} {rw['ns'] / rd['ns']:.1f}×")
+    if warm:
+        w("- Warm GJK-TD / warm distance query, same pairs and steps (the issue: within a small factor): " +
+          "; ".join(warm) + ".")
     w("- Failures / checked queries (err > 1e-12 in brackets): " + "; ".join(
         f"{LABEL[k]} {tot[k][0]}/{tot[k][1]} ({tot[k][2]})" for k, _ in PROXIMA + PEERS if k in tot) + ".")
     flips = defaultdict(int)
