@@ -9,7 +9,8 @@
 //            feature kinds ignore it)
 //   REPEATS  passes over the cell's 1000 pairs (default 20)
 //   MODE     0 cold, single point (proxima_td); 1 cold with the manifold; 2 warm (one ContactCache per
-//            pair, the passes alternate between the cell's two poses)
+//            pair, the passes alternate between the cell's two poses); 3 warm with the manifold (the
+//            DEM's use: the cache's manifold memo too)
 // Prints the time per query (wall clock: a rough figure on a shared machine; proxima_bench_contact is
 // the measurement) and a hash of every result field of every query (status, depth, normal,
 // witnesses, contact point, manifold) that changes if any bit does.
@@ -62,9 +63,9 @@ int main(int argc, char** argv) {
   int k = -1;
   for (int i = 0; i < 8; ++i)
     if (kindName == pbench::kindName(kinds[i])) k = i;
-  if (k < 0 || repeats < 1 || mode < 0 || mode > 2 || !(depth > 0)) {
+  if (k < 0 || repeats < 1 || mode < 0 || mode > 3 || !(depth > 0)) {
     std::fprintf(stderr, "KIND must be one of icosphere box box25 polytope edge_edge vertex_face face_face ellipsoid; "
-                         "DEPTH > 0, REPEATS >= 1, MODE 0-2\n");
+                         "DEPTH > 0, REPEATS >= 1, MODE 0-3\n");
     return 2;
   }
   const ContactKind kind = kinds[k];
@@ -74,17 +75,18 @@ int main(int argc, char** argv) {
   if (kind == ContactKind::Polytope) n = 20;
   if (kind == ContactKind::Ellipsoid) n = 0;
   if (kind == ContactKind::EdgeEdge || kind == ContactKind::VertexFace || kind == ContactKind::FaceFace) target = 1e-2;
-  const pbench::ContactCell cell = pbench::makeContactCell(kind, n, target, mode == 2);
+  const bool warm = mode >= 2;
+  const pbench::ContactCell cell = pbench::makeContactCell(kind, n, target, warm);
   proxima::PenetrationOptions o;
-  o.manifold = mode == 1;
+  o.manifold = mode == 1 || mode == 3;
   std::vector<proxima::ContactCache> caches(cell.pairs.size());
   Hash hash;
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < repeats; ++r)
     for (std::size_t i = 0; i < cell.pairs.size(); ++i) {
       const pbench::ContactPair& p = cell.pairs[i];
-      const pbench::PosePair& q = (mode == 2 && (r & 1)) ? p.pose1 : p.pose0;
-      const proxima::ContactResult res = proxima::contact(p.a, q.a, p.b, q.b, o, mode == 2 ? &caches[i] : nullptr);
+      const pbench::PosePair& q = (warm && (r & 1)) ? p.pose1 : p.pose0;
+      const proxima::ContactResult res = proxima::contact(p.a, q.a, p.b, q.b, o, warm ? &caches[i] : nullptr);
       hash.mix(res);
     }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

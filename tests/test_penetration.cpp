@@ -699,11 +699,12 @@ TEST(PenetrationWarmStart, WithoutTheSimplexEverythingElseIsTheSame) {
 }
 
 // The manifold memo (ContactCache::manifold) only skips face searches that would find no face: at
-// every step of persisting contacts the manifold is the same, bit for bit, as with the memo cleared
-// before the call (which makes the search run). Families: random rock pairs in vertex and edge
-// contacts (where the memo skips), a box against a rock (boxes: never skipped) and a cube polytope
-// tilted on a slab polytope whose tilt shrinks through the face threshold (an edge contact turning
-// into a face contact: the memo must stop skipping before the face aligns).
+// every step the manifold is the same, bit for bit, as with the memo cleared before the call (which
+// makes the search run). Families: random rock pairs in slowly turning vertex and edge contacts
+// (where the memo skips), a box against a rock (boxes: never skipped), rock and tetrahedron pairs
+// whose B turns by 0.3-1.2 rad per step (the normal jumps between edge and face contacts: a bound
+// twice too loose skips searches that would have found the new face, and fails here), and a cube
+// polytope tilted on a slab polytope through the face threshold (face contacts on both sides).
 TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
   std::mt19937_64 rng(71);
   std::uniform_real_distribution<Real> u(-1, 1);
@@ -745,6 +746,27 @@ TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
       qa = sa * qa, qb = sb * qb;
       xb += 1e-6 * dir;
       compare(a, at(Vec3::Zero(), qa), b, at(xb, qb), cache, "pair " + std::to_string(pair) + " step " + std::to_string(i));
+      if (HasFatalFailure()) return;
+    }
+  }
+  // Jumps: B turns by 0.3-1.2 rad about a random axis at every step, in place (mostly overlapping).
+  std::uniform_real_distribution<Real> jump(0.3, 1.2);
+  // (Tetrahedra as well as rocks: a rock has a face within ~0.4 rad of any direction, so its gaps
+  // are small; a tetrahedron's are up to ~1.2 rad, where a bound twice too loose skips wrongly.)
+  for (int pair = 0; pair < 80; ++pair) {
+    const int points = pair % 2 ? 4 : 24;
+    const Shape a = Shape(Polytope::fromPoints(randomCloud(rng, points, Vec3(1, 0.7, 0.5))).value());
+    const Shape b = Shape(Polytope::fromPoints(randomCloud(rng, points, Vec3(0.5, 0.8, 0.6))).value());
+    const Quat qa = test::randomRotation(rng);
+    Quat qb = test::randomRotation(rng);
+    const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    const ContactResult apart = contact(a, at(Vec3::Zero(), qa), b, at(dir * 2.0, qb));
+    ASSERT_EQ(apart.status, Status::Separated);
+    const Vec3 xb = dir * 2.0 - (apart.distance + 0.1) * apart.normal;
+    ContactCache cache;
+    for (int i = 0; i < 150; ++i) {
+      qb = Quat(Eigen::AngleAxis<Real>(jump(rng), Vec3(u(rng), u(rng), u(rng)).normalized())) * qb;
+      compare(a, at(Vec3::Zero(), qa), b, at(xb, qb), cache, "jump pair " + std::to_string(pair) + " step " + std::to_string(i));
       if (HasFatalFailure()) return;
     }
   }

@@ -87,11 +87,12 @@ struct ContactCache {
   /// Polytope vertices supporting the last result's normal on A and -normal on B (-1: unknown); the
   /// contact manifold starts its face search there instead of searching again.
   int supportVertexA = -1, supportVertexB = -1;
-  /// The manifold's last face search that found no face on two polytopes: the directions it
-  /// searched (each body's frame) and the best alignment of any face of each body with them. While
-  /// both directions stay closer to these than the alignments' gap to the face threshold, no face
-  /// can align (a unit normal's alignment changes by at most the direction's change): the manifold of
-  /// a persisting vertex or edge contact (about half of a polyhedral bed's) skips its search.
+  /// The manifold's last face search: the directions it searched (each body's frame) and, when it
+  /// found no face on two polytopes, the best alignment of any face of each body with them (else 2).
+  /// While both directions stay closer to these than the alignments' gap to the face threshold, no
+  /// face can align (a unit normal's alignment changes by at most the direction's change): the
+  /// manifold of a persisting vertex or edge contact (about half of a polyhedral bed's) skips its
+  /// search and leaves the memo as it is.
   struct ManifoldMemo {
     Vec3 directionA = Vec3::Zero(), directionB = Vec3::Zero();
     Real alignA = 2, alignB = 2;  ///< > 1: nothing remembered
