@@ -21,31 +21,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "contact_cases.hpp"
+#include "result_hash.hpp"
 #include "proxima/narrowphase/penetration.hpp"
-
-namespace {
-
-struct Hash {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the result's bits
-  void mix(double d) {
-    std::uint64_t u;
-    std::memcpy(&u, &d, sizeof u);
-    h = (h ^ u) * 1099511628211ull;
-  }
-  void mix(const proxima::Vec3& v) { mix(v.x()), mix(v.y()), mix(v.z()); }
-  void mix(const proxima::ContactResult& r) {
-    mix(static_cast<int>(r.status)), mix(r.distance), mix(r.depth), mix(r.normal), mix(r.witnessA), mix(r.witnessB);
-    mix(r.contactPoint), mix(r.contactCount);
-    for (int i = 0; i < r.contactCount; ++i) mix(r.contacts[i].point), mix(r.contacts[i].depth);
-  }
-};
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using pbench::ContactKind;
@@ -80,7 +61,7 @@ int main(int argc, char** argv) {
   proxima::PenetrationOptions o;
   o.manifold = mode == 1 || mode == 3;
   std::vector<proxima::ContactCache> caches(cell.pairs.size());
-  Hash hash;
+  pbench::ResultHash hash;
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < repeats; ++r)
     for (std::size_t i = 0; i < cell.pairs.size(); ++i) {

@@ -19,29 +19,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <vector>
 
 #include "cases.hpp"
+#include "result_hash.hpp"
 #include "proxima/narrowphase/gjk.hpp"
-
-namespace {
-
-struct Hash {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the result's bits
-  void mix(double d) {
-    std::uint64_t u;
-    std::memcpy(&u, &d, sizeof u);
-    h = (h ^ u) * 1099511628211ull;
-  }
-  void mix(const proxima::DistanceResult& r) {
-    mix(r.distance), mix(r.iterations), mix(static_cast<int>(r.status)), mix(r.simplexSize);
-    for (int i = 0; i < 3; ++i) mix(r.witnessA[i]), mix(r.witnessB[i]), mix(r.normal[i]);
-  }
-};
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -71,7 +54,7 @@ int main(int argc, char** argv) {
   if (mode == 3) o.supportMode = proxima::SupportMode::BruteForce;
   if (mode == 4) o.signs = proxima::SignMode::Exact;
   std::vector<proxima::GjkCache> caches(poses.pose0.size());
-  Hash hash;
+  pbench::ResultHash hash;
   long iterations = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < repeats; ++r)

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <streambuf>
+#include <type_traits>
 #include <unordered_map>
 
 namespace proxima::dem {
@@ -119,18 +120,31 @@ inline void freeRotorAxis(Quat& q, Vec3& lb, const Vec3& inverseInertia, Real t)
   lb[B] = -sn * la + c * lbb;
 }
 
-// The moments' reciprocals (0 for a zero moment: no rotation about that axis) once per step, so
+// The moments' reciprocals (0 for a zero moment: no rotation about that axis), once per step, so
 // that the chain of sub-flows, each waiting on the last one's momentum, multiplies instead of
-// dividing; the quaternion is renormalised once after the five unit-quaternion products (each
-// adds O(1e-16) to |q|², so one Newton step still brings it to O(1e-32)).
-void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
+// dividing.
+inline Vec3 inverseMoments(const Vec3& inertia) {
   Vec3 inv;
   for (int k = 0; k < 3; ++k) inv[k] = inertia[k] > 0 ? 1 / inertia[k] : 0;
-  freeRotorAxis<0>(q, lb, inv, 0.5 * h);
-  freeRotorAxis<1>(q, lb, inv, 0.5 * h);
-  freeRotorAxis<2>(q, lb, inv, h);
-  freeRotorAxis<1>(q, lb, inv, 0.5 * h);
-  freeRotorAxis<0>(q, lb, inv, 0.5 * h);
+  return inv;
+}
+
+// The symmetric composition 1(h/2) 2(h/2) 3(h) 2(h/2) 1(h/2): flow(axis, t) applies the sub-flow
+// about body axis `axis` (a std::integral_constant) for a time t.
+template <class Flow>
+inline void rotorComposition(Flow&& flow, Real h) {
+  flow(std::integral_constant<int, 0>{}, 0.5 * h);
+  flow(std::integral_constant<int, 1>{}, 0.5 * h);
+  flow(std::integral_constant<int, 2>{}, h);
+  flow(std::integral_constant<int, 1>{}, 0.5 * h);
+  flow(std::integral_constant<int, 0>{}, 0.5 * h);
+}
+
+// One body's free rotor; the quaternion is renormalised once after the five unit-quaternion
+// products (each adds O(1e-16) to |q|², so one Newton step still brings it to O(1e-32)).
+void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
+  const Vec3 inv = inverseMoments(inertia);
+  rotorComposition([&](auto axis, Real t) { freeRotorAxis<decltype(axis)::value>(q, lb, inv, t); }, h);
   renormalise(q);
 }
 
@@ -138,16 +152,13 @@ void freeRotor(Quat& q, Vec3& lb, const Vec3& inertia, Real h) {
 // momentum, so one body's chain alone leaves the core idle; the other's fills the waits. The same
 // operations per body as freeRotor (same bits).
 void freeRotorTwo(Quat& q0, Vec3& l0, const Vec3& inertia0, Quat& q1, Vec3& l1, const Vec3& inertia1, Real h) {
-  Vec3 inv0, inv1;
-  for (int k = 0; k < 3; ++k) {
-    inv0[k] = inertia0[k] > 0 ? 1 / inertia0[k] : 0;
-    inv1[k] = inertia1[k] > 0 ? 1 / inertia1[k] : 0;
-  }
-  freeRotorAxis<0>(q0, l0, inv0, 0.5 * h), freeRotorAxis<0>(q1, l1, inv1, 0.5 * h);
-  freeRotorAxis<1>(q0, l0, inv0, 0.5 * h), freeRotorAxis<1>(q1, l1, inv1, 0.5 * h);
-  freeRotorAxis<2>(q0, l0, inv0, h), freeRotorAxis<2>(q1, l1, inv1, h);
-  freeRotorAxis<1>(q0, l0, inv0, 0.5 * h), freeRotorAxis<1>(q1, l1, inv1, 0.5 * h);
-  freeRotorAxis<0>(q0, l0, inv0, 0.5 * h), freeRotorAxis<0>(q1, l1, inv1, 0.5 * h);
+  const Vec3 inv0 = inverseMoments(inertia0), inv1 = inverseMoments(inertia1);
+  rotorComposition(
+      [&](auto axis, Real t) {
+        freeRotorAxis<decltype(axis)::value>(q0, l0, inv0, t);
+        freeRotorAxis<decltype(axis)::value>(q1, l1, inv1, t);
+      },
+      h);
   renormalise(q0), renormalise(q1);
 }
 
@@ -593,17 +604,14 @@ void Simulation::step() {
 #pragma omp parallel for reduction(max : maxDisp) schedule(static) if (parallel_)
   for (std::int64_t ii = 0; ii < n; ii += 2) {
     const auto i = static_cast<std::size_t>(ii);
-    if (ii + 1 < n) {
-      kickParticle(i, 0.5 * dt);
-      kickParticle(i + 1, 0.5 * dt);
-      driftTwo(i, i + 1, dt);
-      maxDisp = std::max({maxDisp, (particles_.position[i] - referencePosition_[i]).squaredNorm(),
-                          (particles_.position[i + 1] - referencePosition_[i + 1]).squaredNorm()});
-    } else {
-      kickParticle(i, 0.5 * dt);
+    const std::size_t last = ii + 1 < n ? i + 1 : i;  // (an odd count ends with one particle)
+    for (std::size_t k = i; k <= last; ++k) kickParticle(k, 0.5 * dt);
+    if (last > i)
+      driftTwo(i, last, dt);
+    else
       driftParticle(i, dt);
-      maxDisp = std::max(maxDisp, (particles_.position[i] - referencePosition_[i]).squaredNorm());
-    }
+    for (std::size_t k = i; k <= last; ++k)
+      maxDisp = std::max(maxDisp, (particles_.position[k] - referencePosition_[k]).squaredNorm());
   }
   kickLids(0.5 * dt);
   driftWalls(dt);
