@@ -187,8 +187,8 @@ void fnvVec(std::uint64_t& h, const std::vector<T>& v) {
 
 // Binary checkpoint helpers: sizes then raw bytes (the element types are plain aggregates of
 // doubles and integers; the checkpoint is read back only by the same build).
-template <class T>
-void writeVec(std::ostream& out, const std::vector<T>& v) {
+template <class T, class A>
+void writeVec(std::ostream& out, const std::vector<T, A>& v) {
   const std::uint64_t n = v.size();
   out.write(reinterpret_cast<const char*>(&n), sizeof n);
   if (n) out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
@@ -205,8 +205,8 @@ struct Reader {
     return static_cast<bool>(in);
   }
 };
-template <class T>
-bool readVec(Reader& r, std::vector<T>& v) {
+template <class T, class A>
+bool readVec(Reader& r, std::vector<T, A>& v) {
   std::uint64_t n = 0;
   if (!r.take(&n, sizeof n) || n > r.left / sizeof(T)) return false;
   v.resize(n);
@@ -733,8 +733,8 @@ void Simulation::rebuildNeighbours() {
   }
 
   // Merge with the previous list (both sorted by (i, j)) to keep contact history and caches.
-  std::vector<PairState> pairs;
-  std::vector<ContactCache> caches;
+  decltype(pairs_) pairs;
+  decltype(caches_) caches;
   pairs.reserve(found.size());
   std::size_t old = 0;
   for (std::uint64_t f : found) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "proxima/core/large_array.hpp"
 #include "proxima/core/status.hpp"
 #include "proxima/dem/material.hpp"
 #include "proxima/dem/particles.hpp"
@@ -269,23 +270,24 @@ class Simulation {
   std::vector<Real> lidVelocity_;  ///< per wall (free lids only)
   std::vector<Real> lidForce_;     ///< per wall, last computed reaction along the normal
 
-  // neighbour lists
+  // neighbour lists (the per-pair arrays in LargeVector: huge pages when large, see large_array.hpp)
   Real skin_ = 0;
   std::vector<Vec3> referencePosition_;  ///< positions at the last rebuild
   std::vector<Vec3> wallReference_;      ///< wall origins at the last rebuild
-  std::vector<PairState> pairs_;         ///< sorted by (i, j)
-  std::vector<ContactCache> caches_;
-  std::vector<Vec3> pairForce_;
-  std::vector<PairTorques> pairTorque_;
-  std::vector<Real> pairDepth_;
-  std::vector<PairFrame> pairFrame_;
-  std::vector<PairConstants> pairConst_;
+  LargeVector<PairState> pairs_;         ///< sorted by (i, j)
+  LargeVector<ContactCache> caches_;
+  LargeVector<Vec3> pairForce_;
+  LargeVector<PairTorques> pairTorque_;
+  LargeVector<Real> pairDepth_;
+  LargeVector<PairFrame> pairFrame_;
+  LargeVector<PairConstants> pairConst_;
   std::int64_t spherePairs_ = 0;             ///< listed sphere-sphere pairs (analytic tests per step)
-  std::vector<int> pairOffsets_, pairRefs_;  ///< CSR: pairs of particle p (ref >= 0: as i; ~ref: as j)
+  std::vector<int> pairOffsets_;             ///< CSR: pairs of particle p are pairRefs_[pairOffsets_[p] ..)
+  LargeVector<int> pairRefs_;                ///< (ref >= 0: pair ref as i; ~ref: as j)
   std::vector<Real> stepDisplacement_;       ///< max displacement of a body point in the last step
   std::vector<Real> sphereRadius_;           ///< per particle (0 unless a sphere), for the sphere-pair path
   bool needDisplacement_ = true;             ///< some particle is not a sphere (stepDisplacement_ used)
-  std::vector<Transform> pose_;              ///< per particle at this step's forces (if needDisplacement_)
+  LargeVector<Transform> pose_;              ///< per particle at this step's forces (if needDisplacement_)
   std::vector<char> poseFinite_;             ///< pose_[i] is finite (checked once per step, not per pair)
   PenetrationOptions pairNarrow_;            ///< options_.narrowPhase with trustedInput (set each step)
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
