@@ -545,6 +545,48 @@ TEST(PenetrationWarmStart, SameAnswerFewerExpansions) {
   std::printf("[ warm    ] expansions per query: warm %.2f, cold %.2f\n", warmExp / 300.0, coldExp / 300.0);
 }
 
+// ContactCache's ring: finely faceted bodies in deep contact (icospheres of 642 vertices, ~0.1 deep),
+// where the warm tetrahedron's side faces are closer than its base and the expansion used to rebuild
+// the faces around the old answer one support search at a time. With the ring the answers are the
+// cold ones and the support searches fall by half or more; jumps of 0.5 rad every 40 steps make the
+// ring stale (then it costs time only).
+TEST(PenetrationWarmStart, RingOfTheLastAnswerSavesSupportSearches) {
+  const Shape s(Polytope::fromPoints(test::icosphere(3)).value());
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  long withRing = 0, withoutRing = 0, ringUsed = 0, queries = 0;
+  for (int pair = 0; pair < 6; ++pair) {
+    Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+    const Quat sa(Eigen::AngleAxis<Real>(1e-4, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Quat sb(Eigen::AngleAxis<Real>(1e-4, Vec3(u(rng), u(rng), u(rng)).normalized()));
+    const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+    const Vec3 far = pair % 2 ? Vec3(300, -200, 100) : Vec3::Zero();
+    ContactCache c1, c2;
+    for (int i = 0; i < 120; ++i) {
+      qa = sa * qa, qb = sb * qb;
+      if (i % 40 == 39) qb = Quat(Eigen::AngleAxis<Real>(0.5, Vec3(u(rng), u(rng), u(rng)).normalized())) * qb;
+      const Transform pa = at(far, qa), pb = at(far + dir * (1.88 + 1e-5 * i), qb);
+      c2.ringSize = 0;  // (the same warm start without a ring)
+      const ContactResult r1 = contact(s, pa, s, pb, {}, &c1);
+      const ContactResult r2 = contact(s, pa, s, pb, {}, &c2);
+      const ContactResult cold = contact(s, pa, s, pb);
+      ASSERT_EQ(cold.status, Status::Overlapping) << pair << " " << i;
+      ASSERT_EQ(r1.status, Status::Overlapping) << pair << " " << i;
+      ASSERT_EQ(r2.status, Status::Overlapping) << pair << " " << i;
+      EXPECT_NEAR(r1.depth, cold.depth, 1e-13) << pair << " " << i;
+      EXPECT_NEAR(r2.depth, cold.depth, 1e-13) << pair << " " << i;
+      EXPECT_NEAR((r1.normal - cold.normal).norm(), 0, 1e-9) << pair << " " << i;
+      EXPECT_LE((r1.witnessA - r1.witnessB - r1.depth * r1.normal).norm(), 1e-12 * (1 + far.norm())) << pair << " " << i;
+      withRing += r1.expansions, withoutRing += r2.expansions, ++queries;
+      ringUsed += c1.ringSize > 0;
+    }
+  }
+  std::printf("[ ring    ] support expansions per warm query: %.2f with the ring, %.2f without\n",
+              static_cast<double>(withRing) / queries, static_cast<double>(withoutRing) / queries);
+  EXPECT_GT(ringUsed, queries / 2);
+  EXPECT_LT(2 * withRing, withoutRing);
+}
+
 // The warm path must give the cold answer whatever the motion: large turns (the cached face stops
 // being the contact face), separation and re-contact (the cached tetrahedron no longer contains the
 // origin), on random hulls and boxes.
@@ -649,6 +691,9 @@ TEST(PenetrationWarmStart, LeanFaceStartIsBitIdenticalToTheGeneralPath) {
         EXPECT_TRUE(same(c1.faceA[k], c2.faceA[k]) && same(c1.faceB[k], c2.faceB[k])) << pair << " " << i;
       EXPECT_EQ(c1.supportVertexA, c2.supportVertexA) << pair << " " << i;
       EXPECT_EQ(c1.supportVertexB, c2.supportVertexB) << pair << " " << i;
+      ASSERT_EQ(c1.ringSize, c2.ringSize) << pair << " " << i;
+      for (int k = 0; k < c1.ringSize; ++k)
+        EXPECT_TRUE(same(c1.ringA[k], c2.ringA[k]) && same(c1.ringB[k], c2.ringB[k])) << pair << " " << i;
     }
   }
   std::printf("[ lean    ] %ld queries, %ld overlapping, %ld answered by the lean face start\n", queries, overlapping,
@@ -962,6 +1007,7 @@ TEST(PenetrationWarmStart, DamagedCacheFieldsAreResetNotRead) {
   cache.gjk.pairKey = cachePairKey(box, box);
   cache.faceSize = 7;
   cache.hasFace = true;
+  cache.ringSize = ContactCache::kRing + 1;
   const ContactResult r = contact(box, pa, box, pb, {}, &cache);
   EXPECT_EQ(r.status, cold.status);
   EXPECT_NEAR(r.depth, cold.depth, 1e-14);

@@ -1369,13 +1369,16 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
   for (int a = 0; a < nActive; ++a) {
     const auto k = static_cast<std::size_t>(k0 + active[a]);
     PairState& p = pairs_[k];
-    // The narrow phase's warm-start cache of the pair after next (~400 bytes, one per pair, read
-    // in pair order but far apart): requested now, its first read would otherwise miss.
+    // The narrow phase's warm-start cache of the pair after next (one per pair, read in pair order
+    // but far apart): requested now, its first read would otherwise miss. Up to its ring, which only
+    // an expansion reads (a resting polyhedral pair's query almost never expands).
     if (a + 2 < nActive) {
       const int c = pairs_[static_cast<std::size_t>(k0 + active[a + 2])].cache;
       if (c >= 0) {
-        const char* line = reinterpret_cast<const char*>(&caches_[static_cast<std::size_t>(c)]);
-        for (std::size_t off = 0; off < sizeof(ContactCache); off += 64) __builtin_prefetch(line + off);
+        const ContactCache& next = caches_[static_cast<std::size_t>(c)];
+        const char* line = reinterpret_cast<const char*>(&next);
+        const auto used = static_cast<std::size_t>(reinterpret_cast<const char*>(&next.ringA[0]) - line);
+        for (std::size_t off = 0; off < used; off += 64) __builtin_prefetch(line + off);
       }
     }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)

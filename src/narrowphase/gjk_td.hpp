@@ -129,6 +129,13 @@ class ExpandingPolytope {
     return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], y[vertex], Vec3(y[vertex] - y[g.v[0]])) > 0;
   }
 
+  /// The point q (not yet a vertex) lies strictly beyond the plane of face k (exact, as sees()).
+  [[nodiscard]] bool seesPoint(const Vec3& q, int k) const {
+    const Face& g = f[k];
+    if (q == y[g.v[0]] || q == y[g.v[1]] || q == y[g.v[2]]) return false;
+    return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, Vec3(q - y[g.v[0]])) > 0;
+  }
+
   /// Tetrahedron from four affinely independent vertices (any orientation).
   void buildTetrahedron(int i0, int i1, int i2, int i3) {
     buildTetrahedron(i0, i1, i2, i3, exactOrient3d(y[i0], y[i1], y[i2], y[i3]));
@@ -396,6 +403,47 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (nLocal.dot(y[i]) < nLocal.dot(y[apex])) apex = i;
     cc.apexA = pa[apex], cc.apexB = lb[apex];
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
+  };
+  // ContactCache's ring around face k of P (polyhedral pairs only): the far vertex of each neighbour
+  // face, then of each neighbour's other neighbours, without repeats.
+  auto rememberRing = [&](int k) {
+    if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
+      int m = 0;
+      // (the vertex of face g that is not on its edge u-w)
+      auto farVertex = [&](int g, int u, int w) {
+        for (int j = 0; j < 3; ++j) {
+          const int o = P.f[g].v[j];
+          if (o != u && o != w) return o;
+        }
+        return -1;
+      };
+      int taken[ContactCache::kRing + 3];
+      int nt = 0;
+      for (int i = 0; i < 3; ++i) taken[nt++] = P.f[k].v[i];
+      auto take = [&](int o) {
+        if (o < 0 || m >= ContactCache::kRing) return;
+        for (int q = 0; q < nt; ++q)
+          if (taken[q] == o) return;
+        taken[nt++] = o;
+        cc.ringA[m] = P.pa[o], cc.ringB[m] = P.lb[o], ++m;
+      };
+      int nb[3];
+      for (int i = 0; i < 3; ++i) {
+        const int g = P.f[k].adj[i];
+        nb[i] = g >= 0 && P.f[g].alive ? g : -1;
+        if (nb[i] >= 0) take(farVertex(g, P.f[k].v[i], P.f[k].v[i == 2 ? 0 : i + 1]));
+      }
+      for (int i = 0; i < 3; ++i) {
+        const int g = nb[i];
+        if (g < 0) continue;
+        for (int e = 0; e < 3; ++e) {
+          const int h = P.f[g].adj[e];
+          if (h < 0 || h == k || !P.f[h].alive) continue;
+          take(farVertex(h, P.f[g].v[e], P.f[g].v[e == 2 ? 0 : e + 1]));
+        }
+      }
+      cc.ringSize = m;
+    }
   };
   // fail / touching write `out`; every exit then returns `out` by name, so it is constructed in
   // place (a returned reference would copy the ~700-byte result).
@@ -779,6 +827,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   Real upper = std::numeric_limits<Real>::infinity();
   Real hFinal = std::numeric_limits<Real>::quiet_NaN();  // overlap along the accepted face's normal
   int expansions = 0;
+  // The previous answer's ring (ContactCache::ringA), used once the first step has not accepted a
+  // face (so a persisting face accepted at once gives the lean path's answer, same bits): a ring
+  // point that lies beyond the closest face is inserted instead of searching for a support point
+  // (on finely faceted bodies in deep contact, each saves a support search on both bodies).
+  Vec3 ringY[ContactCache::kRing];
+  int ringLeft = kPolyhedralCore<SA> && kPolyhedralCore<SB> && cc.hasFace ? cc.ringSize : 0;
+  bool ringUsed[ContactCache::kRing] = {};
+  bool ringMapped = false;  // (ringY is computed at the first use)
   // Expands until the closest face is accepted at relative tolerance relTol; false on a failure
   // already written to `out`.
   auto expand = [&](Real relTol) -> bool {
@@ -786,6 +842,24 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     for (;;) {
       face = P.closestFace();
       if (face < 0) return fail(Status::Degenerate, "expanding polytope has no face"), false;
+      if (ringLeft > 0 && expansions > 0) {
+        if (!ringMapped) {
+          ringMapped = true;
+          for (int i = 0; i < cc.ringSize; ++i) ringY[i] = cc.ringA[i] - toA(cc.ringB[i]);
+        }
+        int r = -1;
+        for (int i = 0; i < cc.ringSize && r < 0; ++i)
+          if (!ringUsed[i] && P.seesPoint(ringY[i], face)) r = i;
+        if (r >= 0) {
+          ringUsed[r] = true, --ringLeft;
+          const int v = P.addVertex(ringY[r], cc.ringA[r], cc.ringB[r]);
+          if (v >= 0) {
+            if (!P.insert(v, face)) return fail(Status::Degenerate, "expanding polytope lost consistency"), false;
+            continue;
+          }
+          ringLeft = 0;  // (capacity: on without the ring)
+        }
+      }
       const Vec3 n = P.f[face].n;
       const int s = support(n);
       if (s == -2) return fail(Status::Degenerate, "non-finite support point"), false;
@@ -987,6 +1061,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   out.expansions = expansions;
   out.polytopeVertices = P.nv;
   rememberFace(P.f[best].v, P.y, P.pa, P.lb, P.nv, n);
+  // (Only after an expansion: a face accepted at once keeps the ring, as the lean path does.)
+  if (expansions > 0) rememberRing(best);
   return out;
 }
 

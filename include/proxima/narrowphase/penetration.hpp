@@ -97,8 +97,21 @@ struct ContactCache {
     Vec3 directionA = Vec3::Zero(), directionB = Vec3::Zero();
     Real alignA = 2, alignB = 2;  ///< > 1: nothing remembered
   } manifold;
+  /// With the face, when the last answer came from an expanded polytope of two polyhedral cores: the
+  /// polytope's vertices around the face (the far vertices of its three neighbour faces, then of
+  /// their neighbours; support points in each body's frame, ringSize of them, not initialised
+  /// beyond it). A warm query whose first step does not accept a face inserts a ring point that
+  /// lies beyond the closest face instead of searching for a support point, so the faces around the
+  /// old answer come back without a support search on both bodies each (deep contacts of finely
+  /// faceted bodies, whose warm tetrahedron's side faces are closer than its base). Any pair of
+  /// body points is a point of A - B: stale entries cost time, never correctness.
+  static constexpr int kRing = 9;
+  int ringSize = 0;
+  Vec3 ringA[kRing], ringB[kRing];
   void reset() { *this = ContactCache{}; }
-  [[nodiscard]] bool plausible() const { return gjk.plausible() && faceSize >= 0 && faceSize <= 3; }
+  [[nodiscard]] bool plausible() const {
+    return gjk.plausible() && faceSize >= 0 && faceSize <= 3 && ringSize >= 0 && ringSize <= kRing;
+  }
 };
 
 /// nullopt when the options are usable (the method and the GJK enumerations in range, counts >= 1,
