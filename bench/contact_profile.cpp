@@ -14,7 +14,7 @@
 // Prints the time per query (wall clock: a rough figure on a shared machine; proxima_bench_contact is
 // the measurement) and a hash of every result field of every query (status, depth, normal,
 // witnesses, contact point, manifold) that changes if any bit does, and the mean number of polytope
-// expansions per query with the share of queries answered without one.
+// expansions per query with the share of queries answered without one, and the final polytope size.
 //
 // Example:
 //   proxima_bench_contact_profile polytope 1e-2 200          # then perf record ... the same
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   o.manifold = mode == 1 || mode == 3;
   std::vector<proxima::ContactCache> caches(cell.pairs.size());
   pbench::ResultHash hash;
-  double expansions = 0, noExpansion = 0;  // (how the answers were reached: the warm start's share)
+  double expansions = 0, noExpansion = 0, vertices = 0;  // (how the answers were reached: the warm start's share)
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < repeats; ++r)
     for (std::size_t i = 0; i < cell.pairs.size(); ++i) {
@@ -73,11 +73,13 @@ int main(int argc, char** argv) {
       hash.mix(res);
       expansions += res.expansions;
       noExpansion += res.expansions == 0;
+      vertices += res.polytopeVertices;
     }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double queries = static_cast<double>(repeats) * static_cast<double>(cell.pairs.size());
-  std::printf("%s: %.1f ns per query over %.0f queries; result hash %016llx; expansions %.2f per query, none in %.1f %%\n",
+  std::printf("%s: %.1f ns per query over %.0f queries; result hash %016llx; expansions %.2f per query, none in %.1f %%, "
+              "final polytope %.1f vertices\n",
               cell.name().c_str(), 1e9 * s / queries, queries, static_cast<unsigned long long>(hash.h),
-              expansions / queries, 100 * noExpansion / queries);
+              expansions / queries, 100 * noExpansion / queries, vertices / queries);
   return 0;
 }
