@@ -847,9 +847,13 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           ringMapped = true;
           for (int i = 0; i < cc.ringSize; ++i) ringY[i] = cc.ringA[i] - toA(cc.ringB[i]);
         }
+        // (The plane test only screens: a point it passes over costs a support search, never a
+        // wrong answer; an inserted point passed the exact test.)
+        const Vec3& fn = P.f[face].n;
+        const Real fd = P.f[face].d;
         int r = -1;
         for (int i = 0; i < cc.ringSize && r < 0; ++i)
-          if (!ringUsed[i] && P.seesPoint(ringY[i], face)) r = i;
+          if (!ringUsed[i] && fn.dot(ringY[i]) > fd && P.seesPoint(ringY[i], face)) r = i;
         if (r >= 0) {
           ringUsed[r] = true, --ringLeft;
           const int v = P.addVertex(ringY[r], cc.ringA[r], cc.ringB[r]);
