@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <numeric>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "proxima/core/large_array.hpp"
@@ -27,12 +32,48 @@ TEST(LargeArray, LargeArraysAreHugePageAlignedAndKeepTheirValues) {
     const LargeVector<std::uint64_t> copy = v;
     EXPECT_TRUE(hugeAligned(copy.data()));
     EXPECT_EQ(copy, v);
-    // Shrinking to a small array moves it to ordinary storage, values kept.
+    // Shrinking to a small array moves it to ordinary storage (a new block), values kept.
+    const std::uint64_t* large = v.data();
     v.resize(10);
     v.shrink_to_fit();
     EXPECT_EQ(v.capacity(), 10u);
+    EXPECT_NE(v.data(), large);
     for (std::size_t k = 0; k < 10; ++k) EXPECT_EQ(v[k], k + 7);
   }
+}
+
+// The kernel records the advice on the mapping (VmFlags "hg" in /proc/self/smaps) wherever it has
+// transparent huge pages at all, whatever their mode.
+TEST(LargeArray, LargeArraysAreAdvisedForHugePages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled") ||
+      !std::filesystem::exists("/proc/self/smaps"))
+    GTEST_SKIP() << "no transparent huge pages here";
+  LargeVector<double> v(1 << 20, 1.0);
+  const auto at = reinterpret_cast<std::uintptr_t>(v.data());
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false, found = false, advised = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= at && at < hi;
+      found |= inside;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) advised = line.find(" hg") != std::string::npos;
+  }
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(advised);
+}
+
+TEST(LargeArray, SizesBeyondAnyMappingAreRefused) {
+  LargeArrayAllocator<char> bytes;
+  EXPECT_THROW((void)bytes.allocate(std::numeric_limits<std::size_t>::max() - 100), std::bad_alloc);
+  LargeArrayAllocator<double> doubles;
+  EXPECT_THROW((void)doubles.allocate(std::numeric_limits<std::size_t>::max() / 4), std::bad_alloc);
+  EXPECT_LE(doubles.max_size(), std::numeric_limits<std::size_t>::max() / sizeof(double));
 }
 
 TEST(LargeArray, SmallArraysAndGrowthByPushBack) {

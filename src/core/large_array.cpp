@@ -1,6 +1,7 @@
 #include "proxima/core/large_array.hpp"
 
 #include <cstdint>
+#include <limits>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -9,7 +10,13 @@
 namespace proxima::detail {
 
 namespace {
-std::size_t roundUp(std::size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
+/// `bytes` rounded up to whole huge pages; bad_alloc when that, plus the huge page of slack the
+/// aligned mapping takes, would not fit in a size_t (only a direct allocate() call can ask that:
+/// std::vector stops at max_size()).
+std::size_t roundUp(std::size_t bytes) {
+  if (bytes > std::numeric_limits<std::size_t>::max() - 2 * kHugePageBytes) throw std::bad_alloc();
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
 }  // namespace
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -31,14 +38,16 @@ void* allocateLarge(std::size_t bytes) {
   return reinterpret_cast<void*>(aligned);
 }
 
-void deallocateLarge(void* p, std::size_t bytes) noexcept { munmap(p, roundUp(bytes)); }
+void deallocateLarge(void* p, std::size_t bytes) noexcept {
+  munmap(p, (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes);  // (allocated: no overflow)
+}
 
 #else
 
 void* allocateLarge(std::size_t bytes) { return ::operator new(roundUp(bytes), std::align_val_t{kHugePageBytes}); }
 
 void deallocateLarge(void* p, std::size_t bytes) noexcept {
-  ::operator delete(p, roundUp(bytes), std::align_val_t{kHugePageBytes});
+  ::operator delete(p, (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes, std::align_val_t{kHugePageBytes});
 }
 
 #endif

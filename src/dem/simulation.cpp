@@ -736,6 +736,14 @@ void Simulation::rebuildNeighbours() {
   decltype(pairs_) pairs;
   decltype(caches_) caches;
   pairs.reserve(found.size());
+  {
+    // (reserved exactly: a cache is ~1 kB, and every doubling of a large array is a fresh mapping)
+    std::size_t narrow = 0;
+    for (std::uint64_t f : found)
+      narrow += !(shapes_[static_cast<std::size_t>(particles_.shape[f >> 32])].isSphere &&
+                  shapes_[static_cast<std::size_t>(particles_.shape[f & 0xffffffffu])].isSphere);
+    caches.reserve(narrow);
+  }
   std::size_t old = 0;
   for (std::uint64_t f : found) {
     PairState p;
@@ -1376,9 +1384,11 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
       const int c = pairs_[static_cast<std::size_t>(k0 + active[a + 2])].cache;
       if (c >= 0) {
         const ContactCache& next = caches_[static_cast<std::size_t>(c)];
-        const char* line = reinterpret_cast<const char*>(&next);
-        const auto used = static_cast<std::size_t>(reinterpret_cast<const char*>(&next.ringA[0]) - line);
-        for (std::size_t off = 0; off < used; off += 64) __builtin_prefetch(line + off);
+        // (from the line the cache starts in to the line its ring starts in: caches are not aligned
+        // to lines)
+        const auto first = reinterpret_cast<std::uintptr_t>(&next) & ~std::uintptr_t{63};
+        const auto last = reinterpret_cast<std::uintptr_t>(&next.ringA[0]);
+        for (std::uintptr_t line = first; line < last; line += 64) __builtin_prefetch(reinterpret_cast<const void*>(line));
       }
     }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)

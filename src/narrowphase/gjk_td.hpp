@@ -285,8 +285,8 @@ inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const 
   lam[2] = 1.0 - lam[0] - lam[1];
 }
 
-/// The cold cache (value-initialised once): copying it is cheaper than value-initialising the ~500
-/// bytes per query, which compiled to a `rep stos`.
+/// The cold cache (value-initialised once): copying it is cheaper than value-initialising it per
+/// query, which compiled to a `rep stos`.
 inline const ContactCache& coldContactCache() {
   static const ContactCache kCold{};
   return kCold;
@@ -832,7 +832,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // point that lies beyond the closest face is inserted instead of searching for a support point
   // (on finely faceted bodies in deep contact, each saves a support search on both bodies).
   Vec3 ringY[ContactCache::kRing];
-  int ringLeft = kPolyhedralCore<SA> && kPolyhedralCore<SB> && cc.hasFace ? cc.ringSize : 0;
+  // (clamped: a trusted caller's cache is not checked by plausible())
+  const int ringSize = std::clamp(cc.ringSize, 0, ContactCache::kRing);
+  int ringLeft = kPolyhedralCore<SA> && kPolyhedralCore<SB> && cc.hasFace ? ringSize : 0;
   bool ringUsed[ContactCache::kRing] = {};
   bool ringMapped = false;  // (ringY is computed at the first use)
   // Expands until the closest face is accepted at relative tolerance relTol; false on a failure
@@ -845,15 +847,15 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (ringLeft > 0 && expansions > 0) {
         if (!ringMapped) {
           ringMapped = true;
-          for (int i = 0; i < cc.ringSize; ++i) ringY[i] = cc.ringA[i] - toA(cc.ringB[i]);
+          for (int i = 0; i < ringSize; ++i) ringY[i] = cc.ringA[i] - toA(cc.ringB[i]);
         }
         // (The plane test only screens: a point it passes over costs a support search, never a
         // wrong answer; an inserted point passed the exact test.)
         const Vec3& fn = P.f[face].n;
         const Real fd = P.f[face].d;
         int r = -1;
-        for (int i = 0; i < cc.ringSize && r < 0; ++i)
-          if (!ringUsed[i] && fn.dot(ringY[i]) > fd && P.seesPoint(ringY[i], face)) r = i;
+        for (int i = 0; i < ringSize && r < 0; ++i)
+          if (!ringUsed[i] && fn.dot(ringY[i]) - fd > relTol * P.scale() && P.seesPoint(ringY[i], face)) r = i;
         if (r >= 0) {
           ringUsed[r] = true, --ringLeft;
           const int v = P.addVertex(ringY[r], cc.ringA[r], cc.ringB[r]);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct LargeArrayAllocator {
   template <class U>
   LargeArrayAllocator(const LargeArrayAllocator<U>&) noexcept {}
 
+  [[nodiscard]] std::size_t max_size() const noexcept { return PTRDIFF_MAX / sizeof(T); }
   T* allocate(std::size_t n) {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
     const std::size_t bytes = n * sizeof(T);

@@ -74,8 +74,11 @@ inline constexpr int kOverlapNewtonIterations = 24;
 /// ... of which at most this many with the overlap still beyond the rolling balls (uncertifiable).
 inline constexpr int kOverlapNewtonOutsideSteps = 6;
 
-/// Vertex capacity of the expanded polytope (fixed arrays: no allocation per query).
-inline constexpr int kEpaMaxVertices = kEpaMaxExpansions + 8;
+/// Points a warm GJK-TD query may insert from its pair cache's ring (ContactCache::kRing).
+inline constexpr int kEpaRingPoints = 9;
+/// Vertex capacity of the expanded polytope (fixed arrays: no allocation per query): the start, the
+/// expansions and the ring.
+inline constexpr int kEpaMaxVertices = kEpaMaxExpansions + 8 + kEpaRingPoints;
 
 /// Revised common-plane methods (Descantes 2019 Alg. 1-2), feature extraction:
 /// adjacent hull triangles whose unit normals differ by less than this form one face (Qhull's

@@ -99,15 +99,19 @@ struct ContactCache {
   } manifold;
   /// With the face, when the last answer came from an expanded polytope of two polyhedral cores: the
   /// polytope's vertices around the face (the far vertices of its three neighbour faces, then of
-  /// their neighbours; support points in each body's frame, ringSize of them, not initialised
-  /// beyond it). A warm query whose first step does not accept a face inserts a ring point that
+  /// their neighbours; support points in each body's frame, ringSize of them). A warm query whose first step does not accept a face inserts a ring point that
   /// lies beyond the closest face instead of searching for a support point, so the faces around the
   /// old answer come back without a support search on both bodies each (deep contacts of finely
   /// faceted bodies, whose warm tetrahedron's side faces are closer than its base). Any pair of
   /// body points is a point of A - B: stale entries cost time, never correctness.
-  static constexpr int kRing = 9;
+  static constexpr int kRing = tol::kEpaRingPoints;
   int ringSize = 0;
   Vec3 ringA[kRing], ringB[kRing];
+  /// (Every point zero, so that a fresh cache's bytes, which checkpoints store, are determined.)
+  ContactCache() {
+    for (int i = 0; i < 3; ++i) faceA[i].setZero(), faceB[i].setZero();
+    for (int i = 0; i < kRing; ++i) ringA[i].setZero(), ringB[i].setZero();
+  }
   void reset() { *this = ContactCache{}; }
   [[nodiscard]] bool plausible() const {
     return gjk.plausible() && faceSize >= 0 && faceSize <= 3 && ringSize >= 0 && ringSize <= kRing;
