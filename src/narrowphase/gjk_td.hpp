@@ -433,7 +433,17 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         nb[i] = g >= 0 && P.f[g].alive ? g : -1;
         if (nb[i] >= 0) take(farVertex(g, P.f[k].v[i], P.f[k].v[i == 2 ? 0 : i + 1]));
       }
-      for (int i = 0; i < 3; ++i) {
+      // The second ring only for finely faceted bodies: around a few dozen vertices the first ring
+      // already reaches most of the answer's neighbourhood, and the rest costs more than it saves
+      // (warm 12-vertex icospheres: ~6 % slower with it, 42-vertex ones ~7 % faster).
+      auto fine = [](const auto& core) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(core)>, PolytopeRef>)
+          return core.p->vertexCount() > 32;
+        else
+          return false;
+      };
+      const bool wide = fine(a) && fine(b);
+      for (int i = 0; i < 3 && wide; ++i) {
         const int g = nb[i];
         if (g < 0) continue;
         for (int e = 0; e < 3; ++e) {
