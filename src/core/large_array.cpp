@@ -10,12 +10,13 @@
 namespace proxima::detail {
 
 namespace {
-/// `bytes` rounded up to whole huge pages; bad_alloc when that, plus the huge page of slack the
-/// aligned mapping takes, would not fit in a size_t (only a direct allocate() call can ask that:
-/// std::vector stops at max_size()).
+/// `bytes` rounded up to whole huge pages (for a size allocate() accepted: no overflow).
+std::size_t wholePages(std::size_t bytes) { return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes; }
+/// The same, with bad_alloc when that, plus the huge page of slack the aligned mapping takes, would
+/// not fit in a size_t (only a direct allocate() call can ask that: std::vector stops at max_size()).
 std::size_t roundUp(std::size_t bytes) {
   if (bytes > std::numeric_limits<std::size_t>::max() - 2 * kHugePageBytes) throw std::bad_alloc();
-  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  return wholePages(bytes);
 }
 }  // namespace
 
@@ -39,7 +40,7 @@ void* allocateLarge(std::size_t bytes) {
 }
 
 void deallocateLarge(void* p, std::size_t bytes) noexcept {
-  munmap(p, (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes);  // (allocated: no overflow)
+  munmap(p, wholePages(bytes));
 }
 
 #else
@@ -47,7 +48,7 @@ void deallocateLarge(void* p, std::size_t bytes) noexcept {
 void* allocateLarge(std::size_t bytes) { return ::operator new(roundUp(bytes), std::align_val_t{kHugePageBytes}); }
 
 void deallocateLarge(void* p, std::size_t bytes) noexcept {
-  ::operator delete(p, (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes, std::align_val_t{kHugePageBytes});
+  ::operator delete(p, wholePages(bytes), std::align_val_t{kHugePageBytes});
 }
 
 #endif

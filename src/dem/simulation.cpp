@@ -736,14 +736,13 @@ void Simulation::rebuildNeighbours() {
   decltype(pairs_) pairs;
   decltype(caches_) caches;
   pairs.reserve(found.size());
-  {
-    // (reserved exactly: a cache is ~1 kB, and every doubling of a large array is a fresh mapping)
-    std::size_t narrow = 0;
-    for (std::uint64_t f : found)
-      narrow += !(shapes_[static_cast<std::size_t>(particles_.shape[f >> 32])].isSphere &&
-                  shapes_[static_cast<std::size_t>(particles_.shape[f & 0xffffffffu])].isSphere);
-    caches.reserve(narrow);
-  }
+  auto bothSpheres = [this](std::uint64_t f) {  // (a found pair, (i << 32) | j)
+    return shapes_[static_cast<std::size_t>(particles_.shape[f >> 32])].isSphere &&
+           shapes_[static_cast<std::size_t>(particles_.shape[f & 0xffffffffu])].isSphere;
+  };
+  // (reserved exactly: a cache is ~1 kB, and every doubling of a large array is a fresh mapping)
+  caches.reserve(static_cast<std::size_t>(
+      std::count_if(found.begin(), found.end(), [&](std::uint64_t f) { return !bothSpheres(f); })));
   std::size_t old = 0;
   for (std::uint64_t f : found) {
     PairState p;
@@ -758,10 +757,7 @@ void Simulation::rebuildNeighbours() {
       p.shear = pairs_[old].shear;
       p.touching = pairs_[old].touching;
     }
-    const bool sphereSphere =
-        shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.i)])].isSphere &&
-        shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(p.j)])].isSphere;
-    if (!sphereSphere) {
+    if (!bothSpheres(f)) {
       p.cache = static_cast<int>(caches.size());
       caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)]
                                                       : ContactCache{});

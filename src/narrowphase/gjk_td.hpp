@@ -122,16 +122,12 @@ class ExpandingPolytope {
   /// Strictly beyond the plane of face k (exact). The orient3d filter with the face's cross
   /// product cached: det = cross·w and its magnitude bound crossAbs·|w| are what exactOrient3d
   /// computes first; only uncertain cases go to it (and to GMP).
-  [[nodiscard]] bool sees(int vertex, int k) const {
-    const Face& g = f[k];
-    // A vertex of the face itself lies on its plane (common: supports repeat at convergence).
-    if (y[vertex] == y[g.v[0]] || y[vertex] == y[g.v[1]] || y[vertex] == y[g.v[2]]) return false;
-    return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], y[vertex], Vec3(y[vertex] - y[g.v[0]])) > 0;
-  }
+  [[nodiscard]] bool sees(int vertex, int k) const { return seesPoint(y[vertex], k); }
 
-  /// The point q (not yet a vertex) lies strictly beyond the plane of face k (exact, as sees()).
+  /// The same for a point q that need not be a vertex yet (a ring point before its insertion).
   [[nodiscard]] bool seesPoint(const Vec3& q, int k) const {
     const Face& g = f[k];
+    // A vertex of the face itself lies on its plane (common: supports repeat at convergence).
     if (q == y[g.v[0]] || q == y[g.v[1]] || q == y[g.v[2]]) return false;
     return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, Vec3(q - y[g.v[0]])) > 0;
   }
@@ -862,10 +858,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         // (The plane test only screens: a point it passes over costs a support search, never a
         // wrong answer; an inserted point passed the exact test.)
         const Vec3& fn = P.f[face].n;
-        const Real fd = P.f[face].d;
+        const Real fd = P.f[face].d, tolerance = relTol * P.scale();
         int r = -1;
         for (int i = 0; i < ringSize && r < 0; ++i)
-          if (!ringUsed[i] && fn.dot(ringY[i]) - fd > relTol * P.scale() && P.seesPoint(ringY[i], face)) r = i;
+          if (!ringUsed[i] && fn.dot(ringY[i]) - fd > tolerance && P.seesPoint(ringY[i], face)) r = i;
         if (r >= 0) {
           ringUsed[r] = true, --ringLeft;
           const int v = P.addVertex(ringY[r], cc.ringA[r], cc.ringB[r]);
