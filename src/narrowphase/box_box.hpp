@@ -121,7 +121,7 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
 /// squared form (no square root but the winner's). The arithmetic is the per-axis loop's that this
 /// replaced (same bits, same axis), except that two edge axes within rounding of each other are
 /// ranked by (ov / |l|²) · ov instead of against the rounded running best.
-inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, BoxBoxSat& out) {
+[[gnu::always_inline]] inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, BoxBoxSat& out) {
   // Entries of r in locals, m[i][j] = r(i, j).
   Real m[3][3];
   for (int i = 0; i < 3; ++i)
