@@ -563,14 +563,21 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) {
         return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, w);
       };
-      const Vec3 nf = (y[1] - y[0]).cross(y[2] - y[0]);
-      const int orientation = nf.squaredNorm() > 0 ? exactOrient3d(y[0], y[1], y[2], y[3]) : 0;
+      // The base's cross product serves the orientation test and the base face: (y2 - y0) x (y1 - y0)
+      // is exactly -(y1 - y0) x (y2 - y0) with the same magnitude terms, and the filtered sign is
+      // exactOrient3d's.
       LeanFace F[4];
+      Vec3 c012, a012;
+      faceCross(y[0], y[1], y[2], c012, a012);
+      const int orientation =
+          c012.squaredNorm() > 0 ? faceOrient(c012, a012, y[0], y[1], y[2], y[3], Vec3(y[3] - y[0])) : 0;
       bool ok = orientation != 0;
       if (ok) {
         int i1 = 1, i2 = 2;
         if (orientation > 0) std::swap(i1, i2);  // as buildTetrahedron: base normal away from the apex
-        makeFace(F[0], 0, i1, i2);
+        F[0].v[0] = 0, F[0].v[1] = i1, F[0].v[2] = i2;
+        F[0].cross = orientation > 0 ? Vec3(-c012) : c012;
+        F[0].crossAbs = a012;
         makeFace(F[1], 0, 3, i1);
         makeFace(F[2], i1, 3, i2);
         makeFace(F[3], i2, 3, 0);
