@@ -3,7 +3,9 @@
 // number of steps of the settled bed with 1 and 2 threads (the settled state is checkpointed once
 // and reloaded for each thread count, so every count times the same steps from the same state).
 // Usage: proxima_bench_dem SCENE.yaml --timed-steps N [--settle-time S] [--threads 1,2] [--repeat R]
-//        [--settle-threads T] [--settled CHECKPOINT] [--out results.json]
+//        [--settle-threads T] [--settled CHECKPOINT] [--single-point] [--out results.json]
+// --single-point: the timed steps without the contact manifold (one point per contact), to measure
+// the manifold's share of a polyhedral bed's time (not the protocol: it changes the forces).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   int settleThreads = 1;    // untimed; one thread is the robust choice on a shared machine
   std::string settledFile;  // --settled FILE: reuse (or create) the settled checkpoint
   std::vector<int> threads = {1, 2};
+  bool singlePoint = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     auto next = [&]() -> std::string {
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
     else if (arg == "--repeat") repeat = std::stoi(next());
     else if (arg == "--settle-threads") settleThreads = std::stoi(next());
     else if (arg == "--settled") settledFile = next();
+    else if (arg == "--single-point") singlePoint = true;
     else if (arg == "--out") out = next();
     else if (arg == "--threads") {
       threads.clear();
@@ -74,7 +78,7 @@ int main(int argc, char** argv) {
     } else scene = arg;
   }
   if (scene.empty()) {
-    std::cerr << "usage: proxima_bench_dem SCENE.yaml [--timed-steps N] [--settle-time S] [--threads 1,2] [--repeat R] [--out F]\n";
+    std::cerr << "usage: proxima_bench_dem SCENE.yaml [--timed-steps N] [--settle-time S] [--threads 1,2] [--repeat R] [--settled F] [--single-point] [--out F]\n";
     return 2;
   }
   auto sc = io::loadScenario(scene);
@@ -170,6 +174,7 @@ int main(int argc, char** argv) {
         std::cerr << r.message() << '\n';
         return 1;
       }
+      if (singlePoint) sim.options().narrowPhase.manifold = false;
       const dem::Counters c0 = sim.counters();
       const double cpu0 = cpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
@@ -180,6 +185,7 @@ int main(int argc, char** argv) {
       const double n = static_cast<double>(sim.particles().size());
       json r = base;
       r["peer"] = "proxima";
+      if (singlePoint) r["single_point"] = true;
       r["threads"] = t;
       r["repeat"] = rep;
       r["steps"] = timedSteps;
