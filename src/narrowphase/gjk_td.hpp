@@ -584,6 +584,18 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       }
       for (int k = 0; k < 4 && ok; ++k) ok = below(F[k], Vec3(-y[F[k].v[0]]), Vec3::Zero()) < 0;
       ok = ok && planeOf(F[0]);
+      // A side face surely closer than the base refuses it below whatever the support point is (as a
+      // deep contact's warm tetrahedron often does: its apex is far): refuse before the support
+      // search. "Surely": the plane distance estimated from the cross product, as in the window test
+      // below, lies under the base's by more than that test's margin of 1e-12 scale.
+      if (ok) {
+        const Real rhs = F[0].d - 1e-12 * std::sqrt(scale2);
+        for (int k = 1; k < 4 && ok && rhs > 0; ++k) {
+          const Real cy = F[k].cross.dot(y[F[k].v[0]]);
+          const Real c2 = F[k].cross.squaredNorm();
+          ok = !(F[k].crossAbs.squaredNorm() <= 1e4 * c2 && cy * cy < rhs * rhs * c2);
+        }
+      }
       const SupportHint hintA0 = hintA, hintB0 = hintB;
       bool planed[4] = {true, false, false, false};
       if (ok) {
@@ -857,7 +869,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     for (;;) {
       face = P.closestFace();
       if (face < 0) return fail(Status::Degenerate, "expanding polytope has no face"), false;
-      if (ringLeft > 0 && expansions > 0) {
+      if (ringLeft > 0 && (expansions > 0 || (warm && face != 0))) {
         if (!ringMapped) {
           ringMapped = true;
           for (int i = 0; i < ringSize; ++i) ringY[i] = cc.ringA[i] - toA(cc.ringB[i]);
