@@ -165,13 +165,33 @@ Real anyFaceAlign(const C& c, const Vec3& d) {
   if constexpr (std::is_same_v<C, PolytopeRef>) {
     const PolytopeData& data = c.p->data();
     if (data.dimension != 3) return 2;
-    Real best = -2;
-    for (const Vec3& m : data.triangleNormals) best = std::max(best, m.dot(d));
-    return best;
+    // (four running maxima: one chain of dot-then-max through every triangle was latency-bound;
+    // the maximum does not depend on the order)
+    const auto& normals = data.triangleNormals;
+    const std::size_t count = normals.size();
+    Real best[4] = {-2, -2, -2, -2};
+    std::size_t t = 0;
+    for (; t + 4 <= count; t += 4)
+      for (int j = 0; j < 4; ++j) best[j] = std::max(best[j], normals[t + j].dot(d));
+    for (; t < count; ++t) best[0] = std::max(best[0], normals[t].dot(d));
+    return std::max(std::max(best[0], best[1]), std::max(best[2], best[3]));
   } else {
     return 2;
   }
 }
+
+// inward·(p - a) for inward = m x (b - a), in scalars with Eigen's order of operations (same bits):
+// a Vec3 built from scalars and read back as a vector pair waited on a store forward.
+struct SidePlane {
+  Real ix, iy, iz, ax, ay, az;
+  SidePlane(const Vec3& m, const Vec3& a, const Vec3& b) : ax(a.x()), ay(a.y()), az(a.z()) {
+    const Real ex = b.x() - ax, ey = b.y() - ay, ez = b.z() - az;
+    ix = m.y() * ez - m.z() * ey;
+    iy = m.z() * ex - m.x() * ez;
+    iz = m.x() * ey - m.y() * ex;
+  }
+  [[nodiscard]] Real operator()(const Vec3& p) const { return ix * (p.x() - ax) + iy * (p.y() - ay) + iz * (p.z() - az); }
+};
 
 // Sutherland-Hodgman: keeps the part of polygon `in` inside the prism over the convex polygon
 // `ref` (counter-clockwise about m).
@@ -190,10 +210,10 @@ int clip(const Poly& ref, const Vec3& m, const Vec3* in, int nin, Vec3* out) {
   for (int e = 0; e < ref.n && n > 0; ++e) {
     const Vec3& a = ref.p[e];
     const Vec3& b = ref.p[e + 1 == ref.n ? 0 : e + 1];
-    const Vec3 inward = m.cross(b - a);  // points into the polygon for CCW order
+    const SidePlane inward(m, a, b);  // m x (b - a) points into the polygon for CCW order
     const Vec3* src = buf[cur];
     Vec3* dst = buf[1 - cur];
-    for (int i = 0; i < n; ++i) side[i] = inward.dot(src[i] - a);
+    for (int i = 0; i < n; ++i) side[i] = inward(src[i]);
     int m2 = 0;
     for (int i = 0; i < n; ++i) {
       const int j = i + 1 == n ? 0 : i + 1;
@@ -277,8 +297,8 @@ bool singleVertexInside(const Poly& ref, const Vec3* inc, int nInc, Real h, Real
   for (int e = 0; e < ref.n; ++e) {
     const Vec3& a = ref.p[e];
     const Vec3& b = ref.p[e + 1 == ref.n ? 0 : e + 1];
-    const Vec3 inward = mm.cross(b - a);  // (clip()'s side test)
-    if (!(inward.dot(p - a) > 0 && inward.dot(q1 - a) > 0 && inward.dot(q2 - a) > 0)) return false;
+    const SidePlane inward(mm, a, b);  // (clip()'s side test)
+    if (!(inward(p) > 0 && inward(q1) > 0 && inward(q2) > 0)) return false;
   }
   const Real coreDepth = h - mm.dot(p);
   const Real d = coreDepth + rRef + rInc;
@@ -369,9 +389,20 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   const Transform& poseRef = refIsA ? poseA : poseB;
   const Transform& poseInc = refIsA ? poseB : poseA;
   const Mat3 rel = poseRef.rotation.transpose() * poseInc.rotation;
-  const Vec3 relT = mulMatT(poseRef.rotation, Vec3(poseInc.translation - poseRef.translation));
+  // (relT's components as scalars: mulMatT's order, then each point as mulMat(rel, p) + relT; a Vec3
+  // built from scalars and read back as a vector pair waited on a store forward)
+  const Mat3& R = poseRef.rotation;
+  const Real dx = poseInc.translation.x() - poseRef.translation.x(), dy = poseInc.translation.y() - poseRef.translation.y(),
+             dz = poseInc.translation.z() - poseRef.translation.z();
+  const Real tx = R(0, 0) * dx + R(1, 0) * dy + R(2, 0) * dz, ty = R(0, 1) * dx + R(1, 1) * dy + R(2, 1) * dz,
+             tz = R(0, 2) * dx + R(1, 2) * dy + R(2, 2) * dz;
   Vec3 incLocal[kMaxPoly];
-  for (int i = 0; i < inc.n; ++i) incLocal[i] = mulMat(rel, inc.p[i]) + relT;
+  for (int i = 0; i < inc.n; ++i) {
+    const Vec3& p = inc.p[i];
+    incLocal[i] = Vec3(rel(0, 0) * p.x() + rel(0, 1) * p.y() + rel(0, 2) * p.z() + tx,
+                       rel(1, 0) * p.x() + rel(1, 1) * p.y() + rel(1, 2) * p.z() + ty,
+                       rel(2, 0) * p.x() + rel(2, 1) * p.y() + rel(2, 2) * p.z() + tz);
+  }
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
   // Tolerances scale with the reference plane's offset in the world (its body may sit far from the
