@@ -589,6 +589,50 @@ TEST(PenetrationWarmStart, RingOfTheLastAnswerSavesSupportSearches) {
   EXPECT_LT(2 * withRing, withoutRing);  // (fails when the ring is not stored or not used)
 }
 
+// Coarse bodies in deep contact (icospheres of 12 and 42 vertices, ~0.1-0.25 deep, DEM-like steps):
+// the warm tetrahedron's side faces pass closer to the origin than its base, so the first closest
+// face is a side. The ring's points then come in at once, before any support search, and bring back
+// the old answer's neighbour faces: most queries end with the single support search along the base
+// (no expansion). Without the ring nearly every query expands. The answers are the cold ones.
+TEST(PenetrationWarmStart, RingAtOnceWhenASideFaceIsCloserThanTheBase) {
+  for (const int level : {0, 1}) {
+    const Shape s(Polytope::fromPoints(test::icosphere(level)).value());
+    std::mt19937_64 rng(23 + level);
+    std::uniform_real_distribution<Real> u(-1, 1);
+    long noExpansion = 0, noExpansionWithoutRing = 0, queries = 0;
+    for (int pair = 0; pair < 8; ++pair) {
+      Quat qa = test::randomRotation(rng), qb = test::randomRotation(rng);
+      const Quat sa(Eigen::AngleAxis<Real>(1e-4, Vec3(u(rng), u(rng), u(rng)).normalized()));
+      const Quat sb(Eigen::AngleAxis<Real>(1e-4, Vec3(u(rng), u(rng), u(rng)).normalized()));
+      const Vec3 dir = Vec3(u(rng), u(rng), u(rng)).normalized();
+      const Vec3 far = pair % 2 ? Vec3(-40, 70, 20) : Vec3::Zero();
+      ContactCache c1, c2;
+      for (int i = 0; i < 60; ++i) {
+        qa = sa * qa, qb = sb * qb;
+        const Transform pa = at(far, qa), pb = at(far + dir * (1.5 + 1e-5 * i), qb);
+        c2.ringSize = 0;  // (the same warm start without a ring)
+        const ContactResult r1 = contact(s, pa, s, pb, {}, &c1);
+        const ContactResult r2 = contact(s, pa, s, pb, {}, &c2);
+        const ContactResult cold = contact(s, pa, s, pb);
+        ASSERT_EQ(cold.status, Status::Overlapping) << level << " " << pair << " " << i;
+        ASSERT_EQ(r1.status, Status::Overlapping) << level << " " << pair << " " << i;
+        const Real tolDepth = 1e-13 + 1e-14 * far.norm();
+        EXPECT_NEAR(r1.depth, cold.depth, tolDepth) << level << " " << pair << " " << i;
+        EXPECT_NEAR(r2.depth, cold.depth, tolDepth) << level << " " << pair << " " << i;
+        EXPECT_NEAR((r1.normal - cold.normal).norm(), 0, 1e-9) << level << " " << pair << " " << i;
+        if (i == 0) continue;  // (the first query is cold)
+        ++queries;
+        noExpansion += r1.expansions == 0;
+        noExpansionWithoutRing += r2.expansions == 0;
+      }
+    }
+    std::printf("[ ring    ] %d-vertex icospheres: %.0f %% of warm queries without an expansion, %.0f %% without the ring\n",
+                level == 0 ? 12 : 42, 100.0 * noExpansion / queries, 100.0 * noExpansionWithoutRing / queries);
+    EXPECT_GT(2 * noExpansion, queries) << level;                    // (most: the ring came in at once)
+    EXPECT_LT(4 * noExpansionWithoutRing, noExpansion) << level;  // (and it is the ring that does it)
+  }
+}
+
 // A ring size out of range makes the cache implausible: it is reset, and the query is the cold one
 // bit for bit (a cache filled by the same motion, then damaged, against a fresh cache).
 TEST(PenetrationWarmStart, RingSizeOutOfRangeResetsTheCache) {
