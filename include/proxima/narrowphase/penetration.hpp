@@ -100,12 +100,12 @@ struct ContactCache {
   /// With the face, when the last answer came from an expanded polytope of two polyhedral cores: the
   /// polytope's vertices around the face (the far vertices of its three neighbour faces, then, for
   /// bodies of more than 32 vertices, of their neighbours; support points in each body's frame,
-  /// ringSize of them). A warm query whose first step does not accept a face, or whose warm tetrahedron's
-  /// closest face is a side, inserts a ring point that lies beyond the closest face instead of
-  /// searching for a support point, so the faces around the
-  /// old answer come back without a support search on both bodies each (deep contacts of finely
-  /// faceted bodies, whose warm tetrahedron's side faces are closer than its base). Any pair of
-  /// body points is a point of A - B: stale entries cost time, never correctness.
+  /// ringSize of them). A warm query whose first step does not accept a face, or whose warm
+  /// tetrahedron's closest face is a side, inserts a ring point that lies beyond the closest face
+  /// instead of searching for a support point, so the faces around the old answer come back without
+  /// a support search on both bodies each (deep contacts, whose warm tetrahedron's side faces are
+  /// closer than its base). Any pair of body points is a point of A - B: stale entries cost time,
+  /// never correctness.
   static constexpr int kRing = tol::kEpaRingPoints;
   int ringSize = 0;
   Vec3 ringA[kRing], ringB[kRing];
