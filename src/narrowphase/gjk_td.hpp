@@ -584,16 +584,20 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       }
       for (int k = 0; k < 4 && ok; ++k) ok = below(F[k], Vec3(-y[F[k].v[0]]), Vec3::Zero()) < 0;
       ok = ok && planeOf(F[0]);
-      // A side face surely closer than the base refuses it below whatever the support point is (as a
-      // deep contact's warm tetrahedron often does: its apex is far): refuse before the support
-      // search. "Surely": the plane distance estimated from the cross product, as in the window test
-      // below, lies under the base's by more than that test's margin of 1e-12 scale.
+      // The side faces' plane distances estimated from their cross products c, as c·y / |c| compared
+      // in squares (see the window test below; valid for well-shaped faces). A side face surely closer
+      // than the base refuses it below whatever the support point is (as a deep contact's warm
+      // tetrahedron often does: its apex is far): refuse before the support search. "Surely": under
+      // the base's distance by more than that test's margin of 1e-12 scale.
+      Real cy[4] = {}, c2[4] = {};
+      bool wellShaped[4] = {};
       if (ok) {
         const Real rhs = F[0].d - 1e-12 * std::sqrt(scale2);
-        for (int k = 1; k < 4 && ok && rhs > 0; ++k) {
-          const Real cy = F[k].cross.dot(y[F[k].v[0]]);
-          const Real c2 = F[k].cross.squaredNorm();
-          ok = !(F[k].crossAbs.squaredNorm() <= 1e4 * c2 && cy * cy < rhs * rhs * c2);
+        for (int k = 1; k < 4; ++k) {
+          cy[k] = F[k].cross.dot(y[F[k].v[0]]);
+          c2[k] = F[k].cross.squaredNorm();
+          wellShaped[k] = F[k].crossAbs.squaredNorm() <= 1e4 * c2[k];
+          ok = ok && !(rhs > 0 && wellShaped[k] && cy[k] * cy[k] < rhs * rhs * c2[k]);
         }
       }
       const SupportHint hintA0 = hintA, hintB0 = hintB;
@@ -616,9 +620,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           // ~1e-13 scale. Sliver faces, and all others, get their plane as before (same bits).
           const Real window = F[0].d + (1e-9 + 1e-12) * std::sqrt(scale2);
           for (int k = 1; k < 4 && ok; ++k) {
-            const Real cy = F[k].cross.dot(y[F[k].v[0]]);
-            const Real c2 = F[k].cross.squaredNorm();
-            if (cy > 0 && F[k].crossAbs.squaredNorm() <= 1e4 * c2 && cy * cy > window * window * c2) continue;
+            if (cy[k] > 0 && wellShaped[k] && cy[k] * cy[k] > window * window * c2[k]) continue;
             planed[k] = true;
             ok = planeOf(F[k]) && !(F[k].d < F[0].d);
           }
@@ -872,7 +874,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     for (;;) {
       face = P.closestFace();
       if (face < 0) return fail(Status::Degenerate, "expanding polytope has no face"), false;
-      if (ringLeft > 0 && (expansions > 0 || (warm && face != 0))) {
+      if (ringLeft > 0 && (expansions > 0 || (warm && face != 0))) {  // (face 0: the warm base)
         if (!ringMapped) {
           ringMapped = true;
           for (int i = 0; i < ringSize; ++i) ringY[i] = cc.ringA[i] - toA(cc.ringB[i]);

@@ -398,10 +398,8 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
              tz = R(0, 2) * dx + R(1, 2) * dy + R(2, 2) * dz;
   Vec3 incLocal[kMaxPoly];
   for (int i = 0; i < inc.n; ++i) {
-    const Vec3& p = inc.p[i];
-    incLocal[i] = Vec3(rel(0, 0) * p.x() + rel(0, 1) * p.y() + rel(0, 2) * p.z() + tx,
-                       rel(1, 0) * p.x() + rel(1, 1) * p.y() + rel(1, 2) * p.z() + ty,
-                       rel(2, 0) * p.x() + rel(2, 1) * p.y() + rel(2, 2) * p.z() + tz);
+    const Vec3 q = mulMat(rel, inc.p[i]);
+    incLocal[i] = Vec3(q.x() + tx, q.y() + ty, q.z() + tz);
   }
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
