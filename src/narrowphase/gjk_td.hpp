@@ -298,8 +298,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   out.method = PenetrationMethod::GjkTd;
 
   // B relative to A, exactly as GJK computes it.
-  const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
-  const Vec3 t = mulMatT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
+  Mat3 R;
+  Vec3 t;
+  relativePose(poseA, poseB, R, t);
   // A one-point overlap answer: depth along nLocal, witnesses za on A and zb on B (all in A's frame).
   auto answerOnePoint = [&](Real depth, const Vec3& nLocal, const Vec3& za, const Vec3& zb) {
     out.status = Status::Overlapping;

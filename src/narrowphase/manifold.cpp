@@ -388,19 +388,11 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   // and only the kept points go to the world frame.
   const Transform& poseRef = refIsA ? poseA : poseB;
   const Transform& poseInc = refIsA ? poseB : poseA;
-  const Mat3 rel = poseRef.rotation.transpose() * poseInc.rotation;
-  // (relT's components as scalars: mulMatT's order, then each point as mulMat(rel, p) + relT; a Vec3
-  // built from scalars and read back as a vector pair waited on a store forward)
-  const Mat3& R = poseRef.rotation;
-  const Real dx = poseInc.translation.x() - poseRef.translation.x(), dy = poseInc.translation.y() - poseRef.translation.y(),
-             dz = poseInc.translation.z() - poseRef.translation.z();
-  const Real tx = R(0, 0) * dx + R(1, 0) * dy + R(2, 0) * dz, ty = R(0, 1) * dx + R(1, 1) * dy + R(2, 1) * dz,
-             tz = R(0, 2) * dx + R(1, 2) * dy + R(2, 2) * dz;
+  Mat3 rel;
+  Vec3 relT;
+  relativePose(poseRef, poseInc, rel, relT);
   Vec3 incLocal[kMaxPoly];
-  for (int i = 0; i < inc.n; ++i) {
-    const Vec3 q = mulMat(rel, inc.p[i]);
-    incLocal[i] = Vec3(q.x() + tx, q.y() + ty, q.z() + tz);
-  }
+  for (int i = 0; i < inc.n; ++i) incLocal[i] = mulMat(rel, inc.p[i]) + relT;
   const Vec3& mm = ref.normal;
   const Real h = mm.dot(ref.p[0]);
   // Tolerances scale with the reference plane's offset in the world (its body may sit far from the

@@ -4,6 +4,9 @@
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace proxima {
 
@@ -56,6 +59,34 @@ struct Transform {
     return Transform(rt, Vec3(-(rt * translation)));
   }
 };
+
+/// B's pose relative to A: r = Aᵀ B (columns: B's axes in A's frame) and t = Aᵀ (p_B - p_A), every
+/// entry (x0 y0 + x1 y1) + x2 y2 as Eigen's product and mulMatT form it (same bits). With SSE2 the
+/// first two entries of each column are made and stored as one pair: the readers (mulMat, the box
+/// test) load them as pairs, and the nine scalar stores of Eigen's product made each such load wait
+/// on a store forward (perf: ~6 % of a box-box query, ~1 % of a polyhedral DEM step).
+[[gnu::always_inline]] inline void relativePose(const Transform& a, const Transform& b, Mat3& r, Vec3& t) {
+  const Mat3& A = a.rotation;
+  const Mat3& B = b.rotation;
+  const Vec3 d = b.translation - a.translation;
+#if defined(__SSE2__)
+  // Rows of A's first two columns: (A(k, 0), A(k, 1)), k = 0, 1, 2.
+  const __m128d r0 = _mm_set_pd(A(0, 1), A(0, 0)), r1 = _mm_set_pd(A(1, 1), A(1, 0)), r2 = _mm_set_pd(A(2, 1), A(2, 0));
+  auto head = [&](Real x, Real y, Real z) {
+    return _mm_add_pd(_mm_add_pd(_mm_mul_pd(r0, _mm_set1_pd(x)), _mm_mul_pd(r1, _mm_set1_pd(y))),
+                      _mm_mul_pd(r2, _mm_set1_pd(z)));
+  };
+  for (int j = 0; j < 3; ++j) {
+    _mm_storeu_pd(&r(0, j), head(B(0, j), B(1, j), B(2, j)));
+    r(2, j) = A(0, 2) * B(0, j) + A(1, 2) * B(1, j) + A(2, 2) * B(2, j);
+  }
+  _mm_storeu_pd(&t[0], head(d.x(), d.y(), d.z()));
+  t[2] = A(0, 2) * d.x() + A(1, 2) * d.y() + A(2, 2) * d.z();
+#else
+  r = A.transpose() * B;
+  t = mulMatT(A, d);
+#endif
+}
 
 /// True when every component is finite (no NaN, no Inf).
 inline bool allFinite(const Vec3& v) { return v.allFinite(); }

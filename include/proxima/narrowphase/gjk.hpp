@@ -338,8 +338,9 @@ template <class SA, class SB>
 DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, const Transform& poseB,
                            const GjkOptions& opt = {}, GjkCache* cache = nullptr) {
   // B relative to A: x_A = R x_B + t.
-  const Mat3 R = poseA.rotation.transpose() * poseB.rotation;
-  const Vec3 t = mulMatT(poseA.rotation, Vec3(poseB.translation - poseA.translation));
+  Mat3 R;
+  Vec3 t;
+  relativePose(poseA, poseB, R, t);
 
   SupportHint hintA{-1, opt.supportMode}, hintB{-1, opt.supportMode};
   if (cache && cache->valid) hintA.vertex = cache->hintA.vertex, hintB.vertex = cache->hintB.vertex;
