@@ -33,6 +33,18 @@ ExpandingPolytope& scratchPolytope() {
 }
 }  // namespace detail
 
+std::optional<std::string> validateOptions(const PenetrationOptions& options) {
+  if (detail::optionsAreValid(options)) return std::nullopt;
+  if (static_cast<unsigned>(options.method) > static_cast<unsigned>(PenetrationMethod::Cundall))
+    return "options.method: unknown value " + std::to_string(static_cast<int>(options.method));
+  if (options.maxExpansions < 1)
+    return "options.maxExpansions must be >= 1 (got " + std::to_string(options.maxExpansions) + ")";
+  if (!(options.relTolerance >= 0) || !std::isfinite(options.relTolerance))
+    return std::string("options.relTolerance must be finite and >= 0");
+  if (auto m = validateOptions(options.gjk)) return "gjk." + *m;
+  return std::nullopt;
+}
+
 namespace {
 
 ContactResult invalid(std::string message, PenetrationMethod method = PenetrationMethod::GjkTd) {
@@ -63,22 +75,6 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
   r.method = method;
   return r;
 }
-
-}  // namespace
-
-std::optional<std::string> validateOptions(const PenetrationOptions& options) {
-  if (detail::optionsAreValid(options)) return std::nullopt;
-  if (static_cast<unsigned>(options.method) > static_cast<unsigned>(PenetrationMethod::Cundall))
-    return "options.method: unknown value " + std::to_string(static_cast<int>(options.method));
-  if (options.maxExpansions < 1)
-    return "options.maxExpansions must be >= 1 (got " + std::to_string(options.maxExpansions) + ")";
-  if (!(options.relTolerance >= 0) || !std::isfinite(options.relTolerance))
-    return std::string("options.relTolerance must be finite and >= 0");
-  if (auto m = validateOptions(options.gjk)) return "gjk." + *m;
-  return std::nullopt;
-}
-
-namespace {
 
 // The input's first problem as an InvalidInput result, or nullopt when there is none (contact()'s
 // quick verdict was too strict: it then answers as for valid input).
