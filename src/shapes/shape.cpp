@@ -137,9 +137,8 @@ inline bool sizeInRange(Real x) { return x == 0 || (x >= tol::kMinMagnitude && x
 inline bool inRange(const Vec3& p) { return (p.array().abs() <= tol::kMaxMagnitude).all(); }
 }  // namespace
 
-// validate()'s checks without building messages: every query of the runtime API validates both
-// shapes, and a valid shape (nearly always) should cost a few comparisons.
-bool Shape::quickValid() const {
+// validate()'s checks without building messages (quickValid(), decided once per shape).
+bool Shape::checkQuick() const {
   if (!sizeInRange(inflate_)) return false;
   return std::visit(
       [](const auto& g) -> bool {

@@ -22,15 +22,15 @@ using ShapeGeometry =
 
 class Shape {
  public:
-  Shape() = default;
+  Shape() : Shape(Point{}) {}
   template <class G>
-  Shape(G g, Real inflate = 0) : geometry_(std::move(g)), inflate_(inflate) {}  // NOLINT
+  Shape(G g, Real inflate = 0) : geometry_(std::move(g)), inflate_(inflate), valid_(checkQuick()) {}  // NOLINT
 
   [[nodiscard]] ShapeType type() const { return static_cast<ShapeType>(geometry_.index()); }
   [[nodiscard]] const ShapeGeometry& geometry() const { return geometry_; }
   /// Extra radius added around the shape (Minkowski sum with a ball).
   [[nodiscard]] Real inflate() const { return inflate_; }
-  void setInflate(Real r) { inflate_ = r; }
+  void setInflate(Real r) { inflate_ = r, valid_ = checkQuick(); }
 
   /// Total rounding radius: inflate() plus the intrinsic radius of spheres and capsules.
   [[nodiscard]] Real totalRadius() const;
@@ -44,12 +44,16 @@ class Shape {
 
   /// nullopt when the shape is usable; otherwise a message naming the offending field.
   [[nodiscard]] std::optional<std::string> validate() const;
-  /// validate() without the messages: true when validate() would return nothing.
-  [[nodiscard]] bool quickValid() const;
+  /// validate() without the messages: true when validate() would return nothing. Decided when the
+  /// shape is made (the geometry cannot change afterwards; setInflate decides again): every query
+  /// of the runtime API checks both shapes, and the check was ~3 % of a box-box contact query.
+  [[nodiscard]] bool quickValid() const { return valid_; }
 
  private:
+  [[nodiscard]] bool checkQuick() const;
   ShapeGeometry geometry_ = Point{};
   Real inflate_ = 0;
+  bool valid_ = true;
 };
 
 struct Aabb {
