@@ -401,11 +401,11 @@ TEST(Dem, CheckpointErrorsAreClear) {
   EXPECT_NE(r.message().find("different state layout"), std::string::npos);
 }
 
-// A checkpoint changed in any one byte (here without its checksum trailer, which would refuse every
-// change: a file written by hand or by another tool) is either refused with a message naming the
-// checkpoint, or loads a state that the engine then steps without crashing. Among the refusals are
-// the per-pair warm-start caches' counts (simplex size, face size, ring size), which the narrow
-// phase uses as array bounds.
+// A checkpoint with one byte changed (each byte in turn, xor 0xa5; without its checksum trailer,
+// which would refuse every change: a file written by hand or by another tool) is either refused with
+// a message naming the checkpoint, or loads a state that the engine then steps without crashing.
+// Among the refusals are the per-pair warm-start caches' counts (simplex size, face size, ring
+// size), which the narrow phase uses as array bounds, and their flags (a bool byte other than 0 or 1).
 TEST(Dem, CheckpointWithAnyByteChangedIsRefusedOrSteps) {
   Simulation sim;
   mixedScene(sim, 12, 7);

@@ -345,6 +345,29 @@ TEST(ShapeValidation, SizesAndCoordinatesOutsideTheSupportedRangeAreRefused) {
   EXPECT_FALSE(validatePose(Transform(Mat3::Identity(), Vec3(0, 1e59, 0))).has_value());
 }
 
+// quickValid() is decided when a shape is made. A polytope moved out of a shape leaves it empty,
+// which validation refuses: the moved-from shape must say so too (and the copies stay valid).
+TEST(ShapeValidation, MovedFromPolytopeShapeIsRefused) {
+  std::vector<Vec3> pts;
+  for (const Vec3& c : boxCorners(Vec3(1, 2, 3))) pts.push_back(c);
+  Shape a(Polytope::fromPoints(pts).value());
+  ASSERT_TRUE(a.quickValid());
+  const Shape copy = a;
+  Shape b(std::move(a));
+  EXPECT_TRUE(b.quickValid());
+  EXPECT_TRUE(copy.quickValid());
+  EXPECT_FALSE(a.quickValid());  // NOLINT(bugprone-use-after-move): the point of the test
+  EXPECT_TRUE(a.validate().has_value());
+  Shape c;
+  c = std::move(b);
+  EXPECT_TRUE(c.quickValid());
+  EXPECT_FALSE(b.quickValid());  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(b.validate().has_value());
+  c.setInflate(-1);
+  EXPECT_FALSE(c.quickValid());
+  EXPECT_TRUE(c.validate().has_value());
+}
+
 TEST(ShapeValidation, QuickCheckAgreesWithTheFullCheck) {
   const Real inf = std::numeric_limits<Real>::infinity(), nan = std::numeric_limits<Real>::quiet_NaN();
   const Real values[] = {0.0, 0.5, 1e300, 1e61, 1e-61, 1e-300, -0.0, -1e-300, -1.0, inf, -inf, nan};

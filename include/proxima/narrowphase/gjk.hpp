@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <concepts>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -48,6 +49,14 @@ struct GjkOptions {
   SubAlgorithmStats* stats = nullptr;      ///< if set, accumulates sub-algorithm call counts
 };
 
+/// A bool read back from raw bytes (a checkpoint) holds 0 or 1: any other byte is no bool value, and
+/// using it would be undefined behaviour. (Its byte is read as an unsigned char.)
+inline bool boolBytePlausible(const bool& b) {
+  unsigned char c = 0;
+  std::memcpy(&c, &b, 1);
+  return c <= 1;
+}
+
 /// Per-pair warm-start data kept by the caller between queries (e.g. between DEM time steps).
 struct GjkCache {
   bool valid = false;
@@ -66,7 +75,9 @@ struct GjkCache {
   [[nodiscard]] const Vec3& normalA() const { return localA[3]; }
   void reset() { *this = GjkCache{}; }
   /// Fields in range (a cache filled by the code, not by hand or by a damaged checkpoint).
-  [[nodiscard]] bool plausible() const { return size >= 0 && size <= 4; }
+  [[nodiscard]] bool plausible() const {
+    return size >= 0 && size <= 4 && boolBytePlausible(valid) && boolBytePlausible(hasNormal);
+  }
 };
 
 /// Result of a distance query. All points and vectors are in the world frame.

@@ -116,7 +116,8 @@ struct ContactCache {
   }
   void reset() { *this = ContactCache{}; }
   [[nodiscard]] bool plausible() const {
-    return gjk.plausible() && faceSize >= 0 && faceSize <= 3 && ringSize >= 0 && ringSize <= kRing;
+    return gjk.plausible() && boolBytePlausible(hasFace) && faceSize >= 0 && faceSize <= 3 && ringSize >= 0 &&
+           ringSize <= kRing;
   }
 };
 

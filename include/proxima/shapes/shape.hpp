@@ -25,6 +25,19 @@ class Shape {
   Shape() : Shape(Point{}) {}
   template <class G>
   Shape(G g, Real inflate = 0) : geometry_(std::move(g)), inflate_(inflate), valid_(checkQuick()) {}  // NOLINT
+  Shape(const Shape&) = default;
+  Shape& operator=(const Shape&) = default;
+  /// (A moved-from polytope is empty, which validation refuses: the source decides again.)
+  Shape(Shape&& o) noexcept : geometry_(std::move(o.geometry_)), inflate_(o.inflate_), valid_(o.valid_) {
+    o.valid_ = o.checkQuick();
+  }
+  Shape& operator=(Shape&& o) noexcept {
+    if (this != &o) {
+      geometry_ = std::move(o.geometry_), inflate_ = o.inflate_, valid_ = o.valid_;
+      o.valid_ = o.checkQuick();
+    }
+    return *this;
+  }
 
   [[nodiscard]] ShapeType type() const { return static_cast<ShapeType>(geometry_.index()); }
   [[nodiscard]] const ShapeGeometry& geometry() const { return geometry_; }
