@@ -65,6 +65,9 @@ struct Transform {
 /// first two entries of each column are made and stored as one pair: the readers (mulMat, the box
 /// test) load them as pairs, and the nine scalar stores of Eigen's product made each such load wait
 /// on a store forward (perf: ~6 % of a box-box query, ~1 % of a polyhedral DEM step).
+/// r must not be a's or b's rotation itself (row 2 reads A and B after the pair stores). The same
+/// bits need the library's flags: compiled with FMA contraction (-march=native) the sums round
+/// differently, as every inline product here does.
 [[gnu::always_inline]] inline void relativePose(const Transform& a, const Transform& b, Mat3& r, Vec3& t) {
   const Mat3& A = a.rotation;
   const Mat3& B = b.rotation;
