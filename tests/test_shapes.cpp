@@ -348,9 +348,7 @@ TEST(ShapeValidation, SizesAndCoordinatesOutsideTheSupportedRangeAreRefused) {
 // quickValid() is decided when a shape is made. A polytope moved out of a shape leaves it empty,
 // which validation refuses: the moved-from shape must say so too (and the copies stay valid).
 TEST(ShapeValidation, MovedFromPolytopeShapeIsRefused) {
-  std::vector<Vec3> pts;
-  for (const Vec3& c : boxCorners(Vec3(1, 2, 3))) pts.push_back(c);
-  Shape a(Polytope::fromPoints(pts).value());
+  Shape a(Polytope::fromPoints(boxCorners(Vec3(1, 2, 3))).value());
   ASSERT_TRUE(a.quickValid());
   const Shape copy = a;
   Shape b(std::move(a));
