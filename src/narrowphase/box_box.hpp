@@ -21,6 +21,9 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "proxima/narrowphase/penetration.hpp"
 #include "proxima/shapes/convex.hpp"
@@ -34,6 +37,26 @@ struct BoxBoxSat {
 };
 
 namespace boxsat {
+
+/// A vector from three scalars, its first two stored as one pair: Eigen reads a Vec3 as a pair and a
+/// scalar, and a pair load of two separate scalar stores waits for both to reach the cache.
+[[gnu::always_inline]] inline Vec3 vec3(Real x, Real y, Real z) {
+  Vec3 v;
+#if defined(__SSE2__)
+  _mm_storeu_pd(v.data(), _mm_set_pd(y, x));
+#else
+  v[0] = x, v[1] = y;
+#endif
+  v[2] = z;
+  return v;
+}
+
+/// r^T, each column written as vec3 writes a vector.
+[[gnu::always_inline]] inline Mat3 transposed(const Mat3& r) {
+  Mat3 rt;
+  for (int j = 0; j < 3; ++j) rt.col(j) = vec3(r(j, 0), r(j, 1), r(j, 2));
+  return rt;
+}
 
 /// Reference box at the origin, axis-aligned with half extents h; the other box has centre c, axes
 /// (columns of) r, half extents g, all in the reference frame. n: the unit reference-face normal
@@ -110,24 +133,31 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
   return true;
 }
 
-}  // namespace boxsat
 
-/// SAT penetration of box A (half extents ha) and box B (hb), B's pose relative to A given by rotation
-/// r (columns: B's axes in A's frame) and centre t. False when an axis separates or touches, or when
-/// the witness geometry cannot be built (see the file comment).
+/// The separating-axis search's outcome: whether an axis separates (or touches), the first minimum
+/// among the six face overlaps (A's faces 0-2, B's 3-5), and the edge axes e = 3i + j (e_i x r_j)
+/// whose overlap may be below it: a superset of the edges that beat the faces, found without a
+/// square root (ov² < faceBest² |l|²); eov / elen2 hold their ov and |l|² (see boxBoxSat).
+struct Search {
+  bool separated = false;
+  int fi = 0;
+  Real faceBest = 0;
+  unsigned loose = 0;
+  Real eov[9], elen2[9];
+};
+
+/// The search in plain scalars: the reference (and the build without SSE2).
 ///
-/// All 15 overlaps are computed first, with one separation test after them (the early return per
-/// axis mispredicted on random rotations), then the face minimum, then the edges that beat it, in
-/// squared form (no square root but the winner's). The arithmetic is the per-axis loop's that this
-/// replaced (same bits, same axis), except that two edge axes within rounding of each other are
-/// ranked by (ov / |l|²) · ov instead of against the rounded running best.
-[[gnu::always_inline]] inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, BoxBoxSat& out) {
-  // Entries of r in locals, m[i][j] = r(i, j).
+/// Face overlaps: A's faces e_i, then B's faces r_j. Edge pairs: l = e_i x r_j, exact components
+/// (l_i1, l_i2) = (-r(i2, j), r(i1, j)) (i1, i2 = i + 1, i + 2 mod 3); the overlap along l is ov / |l|
+/// with ov = ha·|l| + hb·|r^T l| - |l·t|. (r^T l)_j = 0 exactly (the same two products cancel); the
+/// other two components are, up to sign, the i-th components of r_m x r_j (m != j), computed once
+/// per column pair: uc[k][i] = |(r_m x r_j)_i| for {m, j, k} = {0, 1, 2}. Parallel edges (|l|² <=
+/// 1e-280) give no edge-edge face: no overlap test, never chosen.
+inline void searchScalar(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, Search& s) {
   Real m[3][3];
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) m[i][j] = r(i, j);
-  // Face overlaps: A's faces e_i, then B's faces r_j. (The sums in the order of the Eigen dot products
-  // this replaced, hb·|row i| and ha·|r_j|, r_j·t: the same bits.)
   Real fov[6];
   for (int i = 0; i < 3; ++i)
     fov[i] = ha[i] + (hb[0] * std::abs(m[i][0]) + (hb[1] * std::abs(m[i][1]) + hb[2] * std::abs(m[i][2]))) - std::abs(t[i]);
@@ -136,12 +166,10 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
                  std::abs((m[0][j] * t[0] + m[1][j] * t[1]) + m[2][j] * t[2]);
   bool separated = false;
   for (int k = 0; k < 6; ++k) separated |= !(fov[k] > 0);  // (NaN separates: the general path decides)
-  // Edge pairs: l = e_i x r_j, exact components (l_i1, l_i2) = (-r(i2, j), r(i1, j)) (i1, i2 = i + 1,
-  // i + 2 mod 3); the overlap along l is ov / |l| with ov = ha·|l| + hb·|r^T l| - |l·t|. (r^T l)_j = 0
-  // exactly (the same two products cancel); the other two components are, up to sign, the i-th
-  // components of r_m x r_j (m != j), computed once per column pair: uc[k][i] = |(r_m x r_j)_i| for
-  // {m, j, k} = {0, 1, 2}, exactly the products the per-axis sums formed. Parallel edges
-  // (|l|² <= 1e-280) give no edge-edge face: no overlap test, never chosen.
+  // The first minimum among the faces (strict <, so ties keep the lower index).
+  s.fi = 0, s.faceBest = fov[0];
+  for (int k = 1; k < 6; ++k)
+    if (fov[k] < s.faceBest) s.faceBest = fov[k], s.fi = k;
   Real uc[3][3];
   for (int k = 0; k < 3; ++k) {
     const int mm = k == 0 ? 1 : 0, jj = k == 2 ? 1 : 2;
@@ -150,8 +178,8 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
       uc[k][i] = std::abs(m[i1][mm] * m[i2][jj] - m[i2][mm] * m[i1][jj]);
     }
   }
-  Real eov[9], elen2[9];
-  bool isAxis[9];
+  const Real fb2 = s.faceBest * s.faceBest;
+  s.loose = 0;
   for (int i = 0; i < 3; ++i) {
     const int i1 = i == 2 ? 0 : i + 1, i2 = i == 0 ? 2 : i - 1;
     // B's radius along e_i x r_j: the two columns m != j, in increasing order.
@@ -162,29 +190,160 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
       const Real len2 = l1 * l1 + l2 * l2;
       const Real o = ha[i1] * std::abs(l1) + ha[i2] * std::abs(l2) + rb[j] - std::abs(l1 * t[i1] + l2 * t[i2]);
       const int e = 3 * i + j;
-      isAxis[e] = len2 > 1e-280;
-      separated |= isAxis[e] & !(o > 0);
-      eov[e] = o, elen2[e] = len2;
+      const bool isAxis = len2 > 1e-280;
+      separated |= isAxis & !(o > 0);
+      s.loose |= static_cast<unsigned>(isAxis & (o * o < fb2 * len2)) << e;
+      s.eov[e] = o, s.elen2[e] = len2;
     }
   }
-  if (separated) return false;
-  // The first minimum among the faces (A's, then B's; strict <, so ties keep the lower index).
+  s.separated = separated;
+}
+
+#if defined(__SSE2__)
+/// The same search in SSE2 pairs, with the same bits: every sum and product is the scalar search's,
+/// in the same order, two at a time. Pairs over i for A's faces and the edges (one column of B per
+/// step), over j for B's faces; the third component alone. Everything stays in registers: the
+/// scalar loops, vectorised by the compiler, stored their local arrays as pairs and reloaded pairs
+/// that straddled two stores (perf: ~15 % of a box-box query waited on those store forwards).
+[[gnu::always_inline]] inline void searchSse2(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, Search& s) {
+  const __m128d sign = _mm_set1_pd(-0.0), zero = _mm_setzero_pd();
+  auto vabs = [sign](__m128d x) { return _mm_andnot_pd(sign, x); };
+  auto lo = [](__m128d x) { return _mm_unpacklo_pd(x, x); };  // (x0, x0)
+  auto hi = [](__m128d x) { return _mm_unpackhi_pd(x, x); };  // (x1, x1)
+  // (y, z) and (z, x) of a vector held as xy = (x, y) and z = (z, .)
+  auto yz = [](__m128d xy, __m128d z) { return _mm_shuffle_pd(xy, z, 1); };
+  auto zx = [](__m128d xy, __m128d z) { return _mm_unpacklo_pd(z, xy); };
+  auto add = [](__m128d x, __m128d y) { return _mm_add_pd(x, y); };
+  auto sub = [](__m128d x, __m128d y) { return _mm_sub_pd(x, y); };
+  auto mul = [](__m128d x, __m128d y) { return _mm_mul_pd(x, y); };
+  // (relativePose stores each column's (x, y) as one pair and z alone: these loads forward.)
+  const __m128d c0 = _mm_loadu_pd(&r(0, 0)), c1 = _mm_loadu_pd(&r(0, 1)), c2 = _mm_loadu_pd(&r(0, 2));
+  const __m128d z0 = _mm_load_sd(&r(2, 0)), z1 = _mm_load_sd(&r(2, 1)), z2 = _mm_load_sd(&r(2, 2));
+  const __m128d txy = _mm_loadu_pd(&t[0]), tz = _mm_load_sd(&t[2]);
+  const __m128d haxy = _mm_loadu_pd(&ha[0]), haz = _mm_load_sd(&ha[2]);
+  const __m128d hbxy = _mm_loadu_pd(&hb[0]), hbz = _mm_load_sd(&hb[2]);
+  const __m128d ha0 = lo(haxy), ha1 = hi(haxy), ha2 = lo(haz), hb0 = lo(hbxy), hb1 = hi(hbxy), hb2 = lo(hbz);
+  const __m128d t0 = lo(txy), t1 = hi(txy), t2 = lo(tz);
+
+  // A's faces i = 0, 1 (pair) and 2: ha_i + (hb0 |m_i0| + (hb1 |m_i1| + hb2 |m_i2|)) - |t_i|.
+  const __m128d fA01 =
+      sub(add(haxy, add(mul(hb0, vabs(c0)), add(mul(hb1, vabs(c1)), mul(hb2, vabs(c2))))), vabs(txy));
+  const __m128d fA2 = sub(add(haz, add(mul(hb0, vabs(z0)), add(mul(hb1, vabs(z1)), mul(hb2, vabs(z2))))), vabs(tz));
+  // B's faces j = 0, 1 (pair, from the rows of r's first two columns) and 2:
+  // ((ha0 |m_0j| + ha1 |m_1j|) + ha2 |m_2j|) + hb_j - |(m_0j t0 + m_1j t1) + m_2j t2|.
+  const __m128d R0 = _mm_unpacklo_pd(c0, c1), R1 = _mm_unpackhi_pd(c0, c1), R2 = _mm_unpacklo_pd(z0, z1);
+  const __m128d fB01 = sub(add(add(add(mul(ha0, vabs(R0)), mul(ha1, vabs(R1))), mul(ha2, vabs(R2))), hbxy),
+                           vabs(add(add(mul(R0, t0), mul(R1, t1)), mul(R2, t2))));
+  const __m128d m12 = hi(c2);
+  const __m128d fB2 = sub(add(add(add(mul(ha0, vabs(c2)), mul(ha1, vabs(m12))), mul(ha2, vabs(z2))), hbz),
+                          vabs(add(add(mul(c2, t0), mul(m12, t1)), mul(z2, t2))));
+  // Every face overlap must be > 0 (NaN separates: the general path decides).
+  const int faceOk = _mm_movemask_pd(_mm_cmpgt_pd(fA01, zero)) |
+                     _mm_movemask_pd(_mm_cmpgt_pd(_mm_unpacklo_pd(fA2, fB2), zero)) << 2 |
+                     _mm_movemask_pd(_mm_cmpgt_pd(fB01, zero)) << 4;
+  const Real f[6] = {_mm_cvtsd_f64(fA01), _mm_cvtsd_f64(hi(fA01)), _mm_cvtsd_f64(fA2),
+                     _mm_cvtsd_f64(fB01), _mm_cvtsd_f64(hi(fB01)), _mm_cvtsd_f64(fB2)};
   int fi = 0;
-  Real faceBest = fov[0];
+  Real best = f[0];
   for (int k = 1; k < 6; ++k)
-    if (fov[k] < faceBest) faceBest = fov[k], fi = k;
+    if (f[k] < best) best = f[k], fi = k;
+  s.fi = fi, s.faceBest = best;
+
+  // uc_k = |r_m x r_j| ({m, j, k} = {0, 1, 2}) over i: (x, y) = a.yz b.zx - a.zx b.yz, z = ax by - ay bx.
+  auto crossXY = [&](__m128d a, __m128d az, __m128d b, __m128d bz) {
+    return vabs(sub(mul(yz(a, az), zx(b, bz)), mul(zx(a, az), yz(b, bz))));
+  };
+  auto crossZ = [&](__m128d a, __m128d b) {
+    const __m128d p = mul(a, _mm_shuffle_pd(b, b, 1));
+    return vabs(_mm_sub_sd(p, hi(p)));
+  };
+  const __m128d u0 = crossXY(c1, z1, c2, z2), u1 = crossXY(c0, z0, c2, z2), u2 = crossXY(c0, z0, c1, z1);
+  const __m128d u0z = crossZ(c1, c2), u1z = crossZ(c0, c2), u2z = crossZ(c0, c1);
+  const __m128d hayz = yz(haxy, haz), hazx = zx(haxy, haz), tyz = yz(txy, tz), tzx = zx(txy, tz);
+  const __m128d t10 = _mm_shuffle_pd(txy, txy, 1);
+  const __m128d fb2 = _mm_set1_pd(best * best), tiny = _mm_set1_pd(1e-280);
+  __m128d bad = zero;
+  int badZ = 0;
+  unsigned loose = 0;
+  __m128d o[3], oz[3], len2[3], len2z[3];
+  // Column j of B: the edges e_i x r_j for i = 0, 1 (pair; l = (-(m_2j, m_0j), (m_1j, m_2j)) on the
+  // (i1, i2) components) and i = 2 (l = (-m_1j, m_0j) on (x, y)). rb: B's radius along them.
+  auto column = [&](int j, __m128d c, __m128d z, __m128d rb, __m128d rbz) __attribute__((always_inline)) {
+    const __m128d p = zx(c, z), q = yz(c, z);  // |l_i1| = |p|, l_i2 = q
+    len2[j] = add(mul(p, p), mul(q, q));
+    o[j] = sub(add(add(mul(hayz, vabs(p)), mul(hazx, vabs(q))), rb), vabs(sub(mul(q, tzx), mul(p, tyz))));
+    const __m128d axis = _mm_cmpgt_pd(len2[j], tiny);
+    bad = _mm_or_pd(bad, _mm_andnot_pd(_mm_cmpgt_pd(o[j], zero), axis));
+    const int m2 = _mm_movemask_pd(_mm_and_pd(axis, _mm_cmplt_pd(mul(o[j], o[j]), mul(fb2, len2[j]))));
+    // i = 2: (m_1j, m_0j) against (ha0, ha1) and (t0, t1); the lanes summed in the scalar order.
+    const __m128d sw = _mm_shuffle_pd(c, c, 1);
+    const __m128d sq = mul(sw, sw), h = mul(haxy, vabs(sw)), w = mul(c, t10);
+    len2z[j] = _mm_add_sd(sq, hi(sq));
+    oz[j] = _mm_sub_sd(_mm_add_sd(_mm_add_sd(h, hi(h)), rbz), vabs(_mm_sub_sd(w, hi(w))));
+    const __m128d axisZ = _mm_cmpgt_sd(len2z[j], tiny);
+    badZ |= _mm_movemask_pd(_mm_andnot_pd(_mm_cmpgt_sd(oz[j], zero), axisZ)) & 1;  // (lane 0 only)
+    const int mz = _mm_movemask_pd(_mm_and_pd(axisZ, _mm_cmplt_sd(mul(oz[j], oz[j]), mul(fb2, len2z[j])))) & 1;
+    loose |= static_cast<unsigned>((m2 & 1) << j | (m2 >> 1) << (3 + j) | mz << (6 + j));
+  };
+  column(0, c0, z0, add(mul(hb1, u2), mul(hb2, u1)), add(mul(hb1, u2z), mul(hb2, u1z)));
+  column(1, c1, z1, add(mul(hb0, u2), mul(hb2, u0)), add(mul(hb0, u2z), mul(hb2, u0z)));
+  column(2, c2, z2, add(mul(hb0, u1), mul(hb1, u0)), add(mul(hb0, u1z), mul(hb1, u0z)));
+  s.separated = faceOk != 63 || _mm_movemask_pd(bad) != 0 || badZ != 0;
+  s.loose = loose;
+  if (loose) {
+    for (int j = 0; j < 3; ++j) {
+      _mm_storel_pd(&s.eov[j], o[j]), _mm_storeh_pd(&s.eov[3 + j], o[j]), _mm_store_sd(&s.eov[6 + j], oz[j]);
+      _mm_storel_pd(&s.elen2[j], len2[j]), _mm_storeh_pd(&s.elen2[3 + j], len2[j]);
+      _mm_store_sd(&s.elen2[6 + j], len2z[j]);
+    }
+  }
+}
+#endif
+
+}  // namespace boxsat
+
+/// SAT penetration of box A (half extents ha) and box B (hb), B's pose relative to A given by rotation
+/// r (columns: B's axes in A's frame) and centre t. False when an axis separates or touches, or when
+/// the witness geometry cannot be built (see the file comment). kSimd: the SSE2 search where the
+/// build has SSE2 (same bits as the scalar one; tests compare the two).
+///
+/// All 15 overlaps are computed first, with one separation test after them (the early return per
+/// axis mispredicted on random rotations), then the face minimum, then the edges that beat it, in
+/// squared form (no square root but the winner's). Two edge axes within rounding of each other are
+/// ranked by (ov / |l|²) · ov instead of against the rounded running best.
+template <bool kSimd = true>
+[[gnu::always_inline]] inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, BoxBoxSat& out) {
+  boxsat::Search sr;
+#if defined(__SSE2__)
+  if constexpr (kSimd)
+    boxsat::searchSse2(ha, hb, r, t, sr);
+  else
+#endif
+    boxsat::searchScalar(ha, hb, r, t, sr);
+  if (sr.separated) return false;
+  const int fi = sr.fi;
+  const Real faceBest = sr.faceBest;
   // An edge axis must beat the faces by more than rounding (faces give the manifold a reference face;
   // at a tie both are the depth): ov / |l| < bound <=> ov² < bound² |l|² (both sides positive), so
-  // the test needs no square root. Most often no edge passes it; the first minimum among those that
-  // do, by (ov / |l|²) · ov (the squared overlap along the unit axis, without underflowing ov²), is
-  // the edge axis.
-  const Real scale = ha.norm() + hb.norm() + t.norm();
-  const Real bound = faceBest - 1e-13 * scale;
+  // the test needs no square root. Most often no edge passes it (nor the looser test against the
+  // face minimum itself, the search's `loose`: then the bound's norms are not needed); the first
+  // minimum among those that do, by (ov / |l|²) · ov (the squared overlap along the unit axis,
+  // without underflowing ov²), is the edge axis.
+  Real scale = 0;
   unsigned beat = 0;
-  if (bound > 0) {
-    const Real b2 = bound * bound;
-    for (int e = 0; e < 9; ++e) beat |= static_cast<unsigned>(isAxis[e] & (eov[e] * eov[e] < b2 * elen2[e])) << e;
+  if (sr.loose) {
+    scale = ha.norm() + hb.norm() + t.norm();
+    const Real bound = faceBest - 1e-13 * scale;
+    if (bound > 0) {
+      const Real b2 = bound * bound;
+      for (unsigned rest = sr.loose; rest; rest &= rest - 1) {
+        const int e = std::countr_zero(rest);
+        beat |= static_cast<unsigned>(sr.eov[e] * sr.eov[e] < b2 * sr.elen2[e]) << e;
+      }
+    }
   }
+  const Real* eov = sr.eov;
+  const Real* elen2 = sr.elen2;
   int be = -1;
   if (beat) {
     be = std::countr_zero(beat);
@@ -199,25 +358,26 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
   }
   const int ei = be / 3, ej = be % 3;
   const bool edgeWins = be >= 0;
-  const Real ovE = edgeWins ? eov[be] : 0, len2E = edgeWins ? elen2[be] : 1;
-  // (Vectors below are built from scalars chosen by index, not written one variable component at a
-  // time: a vector load after such a store stalls store forwarding.)
-  Real depth;
-  Vec3 axis;
+  // The axis (unit, A's frame) from scalars chosen by index, turned to point from A to B (its
+  // product with -1 is the negation, signed zeros included); vectors are written as boxsat::vec3
+  // does, so that Eigen's pair loads of them forward (a vector written one component at a time and
+  // read as a pair waited on the store: ~10 % of a vertex-face query).
+  Real depth, a0, a1, a2;
   int kind, bi = 0, bj = 0;  // kind 0: A's face bi, 1: B's face bj, 2: edge e_bi x r_bj
   if (edgeWins) {
     kind = 2, bi = ei, bj = ej;
     const int i1 = bi == 2 ? 0 : bi + 1, i2 = bi == 0 ? 2 : bi - 1;
-    const Real len = std::sqrt(len2E);
-    depth = ovE / len;
+    const Real len = std::sqrt(elen2[be]);
+    depth = eov[be] / len;
     const Real c1 = -r(i2, bj) / len, c2 = r(i1, bj) / len;
-    axis = Vec3(i1 == 0 ? c1 : i2 == 0 ? c2 : 0, i1 == 1 ? c1 : i2 == 1 ? c2 : 0, i1 == 2 ? c1 : i2 == 2 ? c2 : 0);
+    a0 = i1 == 0 ? c1 : i2 == 0 ? c2 : 0, a1 = i1 == 1 ? c1 : i2 == 1 ? c2 : 0, a2 = i1 == 2 ? c1 : i2 == 2 ? c2 : 0;
   } else if (fi < 3) {
-    kind = 0, bi = fi, depth = faceBest, axis = Vec3(fi == 0, fi == 1, fi == 2);
+    kind = 0, bi = fi, depth = faceBest, a0 = fi == 0, a1 = fi == 1, a2 = fi == 2;
   } else {
-    kind = 1, bj = fi - 3, depth = faceBest, axis = r.col(bj);
+    kind = 1, bj = fi - 3, depth = faceBest, a0 = r(0, bj), a1 = r(1, bj), a2 = r(2, bj);
   }
-  const Vec3 n = axis.dot(t) < 0 ? Vec3(-axis) : axis;  // A -> B
+  const Real toB = (a0 * t[0] + a1 * t[1]) + a2 * t[2] < 0 ? -1 : 1;
+  const Vec3 n = boxsat::vec3(toB * a0, toB * a1, toB * a2);  // A -> B
   out.depth = depth;
   out.normal = n;
   if (kind == 0) {
@@ -226,17 +386,24 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
     if (!boxsat::clipToFace(ha, bi, n, t, r, hb, zb)) return false;
     const Real f = n[bi] > 0 ? ha[bi] : -ha[bi];
     out.zb = zb;
-    out.za = Vec3(bi == 0 ? f : zb[0], bi == 1 ? f : zb[1], bi == 2 ? f : zb[2]);
+    out.za = boxsat::vec3(bi == 0 ? f : zb[0], bi == 1 ? f : zb[1], bi == 2 ? f : zb[2]);
     return true;
   }
   if (kind == 1) {
     // A's feature on B's face bj: the same in B's frame (A's centre -r^T t, axes r^T), mapped back.
-    const Mat3 rt = r.transpose();
-    const Vec3 nB = rt * Vec3(-n);  // B's outward face normal, B's frame
+    // (r^T v, component j = r_j · v summed in the order of Eigen's 3 x 3 product: the first two
+    // components as (x0 + x1) + x2, the last as x0 + (x1 + x2))
+    auto dotCol = [&](int j, Real x, Real y, Real z) {
+      return j < 2 ? (r(0, j) * x + r(1, j) * y) + r(2, j) * z : r(0, j) * x + (r(1, j) * y + r(2, j) * z);
+    };
+    const Mat3 rt = boxsat::transposed(r);
+    const Vec3 nB = boxsat::vec3(dotCol(0, -n[0], -n[1], -n[2]), dotCol(1, -n[0], -n[1], -n[2]),
+                                 dotCol(2, -n[0], -n[1], -n[2]));  // B's outward face normal, B's frame
+    const Vec3 cB = boxsat::vec3(-dotCol(0, t[0], t[1], t[2]), -dotCol(1, t[0], t[1], t[2]), -dotCol(2, t[0], t[1], t[2]));
     Vec3 zaB;
-    if (!boxsat::clipToFace(hb, bj, nB, Vec3(-(rt * t)), rt, ha, zaB)) return false;
+    if (!boxsat::clipToFace(hb, bj, nB, cB, rt, ha, zaB)) return false;
     const Real f = nB[bj] > 0 ? hb[bj] : -hb[bj];
-    const Vec3 zbB(bj == 0 ? f : zaB[0], bj == 1 ? f : zaB[1], bj == 2 ? f : zaB[2]);
+    const Vec3 zbB = boxsat::vec3(bj == 0 ? f : zaB[0], bj == 1 ? f : zaB[1], bj == 2 ? f : zaB[2]);
     out.za = r * zaB + t;
     out.zb = r * zbB + t;
     return true;
