@@ -1171,6 +1171,46 @@ TEST(PenetrationManifold, ParallelCapsulesTouchAtBothEndsOfTheOverlap) {
   }
 }
 
+// The per-call pose check (valid_input.hpp's poseIsValid, in SSE2 pairs) against its definition:
+// |RᵀR - I| < 1e-9 entrywise, det > 0, coordinates finite and within 1e60. Each rotation entry and
+// coordinate in turn made NaN, infinite, or moved off by 1e-7 (refused) or 1e-12 (accepted); columns
+// swapped (a reflection); rotations from random quaternions (accepted).
+TEST(PenetrationBadInput, EveryPoseEntryIsChecked) {
+  std::mt19937_64 rng(31);
+  const Shape ball(Sphere{1});
+  auto status = [&](const Transform& pose, bool asA) {
+    return asA ? contact(ball, pose, ball, at(Vec3(0.5, 0, 0))).status : contact(ball, at(Vec3::Zero()), ball, pose).status;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    const Transform base = at(Vec3(0.1, -0.2, 0.3), test::randomRotation(rng));
+    for (bool asA : {true, false}) {
+      EXPECT_EQ(status(base, asA), Status::Overlapping) << trial;
+      for (int e = 0; e < 9; ++e) {
+        for (Real bad : {std::nan(""), Real(INFINITY), Real(-INFINITY)}) {
+          Transform p = base;
+          p.rotation.data()[e] = bad;
+          EXPECT_EQ(status(p, asA), Status::InvalidInput) << trial << " entry " << e << " " << bad;
+        }
+        Transform off = base, near = base;
+        off.rotation.data()[e] += 1e-7;
+        near.rotation.data()[e] += 1e-12;
+        EXPECT_EQ(status(off, asA), Status::InvalidInput) << trial << " entry " << e;
+        EXPECT_EQ(status(near, asA), Status::Overlapping) << trial << " entry " << e;
+      }
+      for (int c = 0; c < 3; ++c) {
+        Transform swapped = base;
+        swapped.rotation.col(c).swap(swapped.rotation.col((c + 1) % 3));
+        EXPECT_EQ(status(swapped, asA), Status::InvalidInput) << trial << " swap " << c;
+        for (Real bad : {std::nan(""), Real(INFINITY), Real(2e60)}) {
+          Transform p = base;
+          p.translation[c] = bad;
+          EXPECT_EQ(status(p, asA), Status::InvalidInput) << trial << " coordinate " << c << " " << bad;
+        }
+      }
+    }
+  }
+}
+
 TEST(PenetrationBadInput, OptionsOutOfRangeAreNamed) {
   const Shape box(Box{Vec3(1, 1, 1)});
   const Transform pa = at(Vec3::Zero()), pb = at(Vec3(1.5, 0, 0));
