@@ -58,6 +58,16 @@ namespace boxsat {
   return rt;
 }
 
+/// The mean of m >= 1 points. (Dividing by 1, 2 or 4 is exact, as is multiplying by 1, 0.5 or 0.25:
+/// the same bits without a division, which a vertex contact, m = 1, waited on.)
+inline Vec3 average(const Vec3* pts, int m) {
+  Vec3 sum = Vec3::Zero();
+  for (int q = 0; q < m; ++q) sum += pts[q];
+  if (m == 1) return sum;
+  if (m == 2 || m == 4) return sum * (m == 2 ? 0.5 : 0.25);
+  return sum / static_cast<Real>(m);
+}
+
 /// Reference box at the origin, axis-aligned with half extents h; the other box has centre c, axes
 /// (columns of) r, half extents g, all in the reference frame. n: the unit reference-face normal
 /// (+-e_k). The other box's feature supporting -n (1, 2 or 4 vertices), clipped to the reference
@@ -96,9 +106,7 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
   for (int q = 0; q < m; ++q)
     inside &= (std::abs(pts[q][i1]) <= h[i1]) & (std::abs(pts[q][i2]) <= h[i2]);
   if (inside) {
-    Vec3 sum = Vec3::Zero();
-    for (int q = 0; q < m; ++q) sum += pts[q];
-    zOther = sum / static_cast<Real>(m);
+    zOther = average(pts, m);
     return true;
   }
   if (m == 1) return false;  // a vertex outside the face's rectangle
@@ -127,9 +135,7 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
       if (m == 0) return false;
     }
   }
-  Vec3 sum = Vec3::Zero();
-  for (int i = 0; i < m; ++i) sum += pts[i];
-  zOther = sum / static_cast<Real>(m);
+  zOther = average(pts, m);
   return true;
 }
 
