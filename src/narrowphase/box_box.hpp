@@ -269,39 +269,48 @@ inline void searchScalar(const Vec3& ha, const Vec3& hb, const Mat3& r, const Ve
   const __m128d t10 = _mm_shuffle_pd(txy, txy, 1);
   const __m128d fb2 = _mm_set1_pd(best * best), tiny = _mm_set1_pd(1e-280);
   __m128d bad = zero;
-  int badZ = 0;
   unsigned loose = 0;
-  __m128d o[3], oz[3], len2[3], len2z[3];
-  // Column j of B: the edges e_i x r_j for i = 0, 1 (pair; l = (-(m_2j, m_0j), (m_1j, m_2j)) on the
-  // (i1, i2) components) and i = 2 (l = (-m_1j, m_0j) on (x, y)). rb: B's radius along them.
-  auto column = [&](int j, __m128d c, __m128d z, __m128d rb, __m128d rbz) __attribute__((always_inline)) {
+  __m128d o[3], len2[3];
+  // Column j of B: the edges e_i x r_j for i = 0, 1 (a pair; l = (-(m_2j, m_0j), (m_1j, m_2j)) on the
+  // (i1, i2) components). rb: B's radius along them.
+  auto column = [&](int j, __m128d c, __m128d z, __m128d rb) __attribute__((always_inline)) {
     const __m128d p = zx(c, z), q = yz(c, z);  // |l_i1| = |p|, l_i2 = q
     len2[j] = add(mul(p, p), mul(q, q));
     o[j] = sub(add(add(mul(hayz, vabs(p)), mul(hazx, vabs(q))), rb), vabs(sub(mul(q, tzx), mul(p, tyz))));
     const __m128d axis = _mm_cmpgt_pd(len2[j], tiny);
     bad = _mm_or_pd(bad, _mm_andnot_pd(_mm_cmpgt_pd(o[j], zero), axis));
     const int m2 = _mm_movemask_pd(_mm_and_pd(axis, _mm_cmplt_pd(mul(o[j], o[j]), mul(fb2, len2[j]))));
-    // i = 2: (m_1j, m_0j) against (ha0, ha1) and (t0, t1); the lanes summed in the scalar order.
-    const __m128d sw = _mm_shuffle_pd(c, c, 1);
-    const __m128d sq = mul(sw, sw), h = mul(haxy, vabs(sw)), w = mul(c, t10);
-    len2z[j] = _mm_add_sd(sq, hi(sq));
-    oz[j] = _mm_sub_sd(_mm_add_sd(_mm_add_sd(h, hi(h)), rbz), vabs(_mm_sub_sd(w, hi(w))));
-    const __m128d axisZ = _mm_cmpgt_sd(len2z[j], tiny);
-    badZ |= _mm_movemask_pd(_mm_andnot_pd(_mm_cmpgt_sd(oz[j], zero), axisZ)) & 1;  // (lane 0 only)
-    const int mz = _mm_movemask_pd(_mm_and_pd(axisZ, _mm_cmplt_sd(mul(oz[j], oz[j]), mul(fb2, len2z[j])))) & 1;
-    loose |= static_cast<unsigned>((m2 & 1) << j | (m2 >> 1) << (3 + j) | mz << (6 + j));
+    loose |= static_cast<unsigned>((m2 & 1) << j | (m2 >> 1) << (3 + j));
   };
-  column(0, c0, z0, add(mul(hb1, u2), mul(hb2, u1)), add(mul(hb1, u2z), mul(hb2, u1z)));
-  column(1, c1, z1, add(mul(hb0, u2), mul(hb2, u0)), add(mul(hb0, u2z), mul(hb2, u0z)));
-  column(2, c2, z2, add(mul(hb0, u1), mul(hb1, u0)), add(mul(hb0, u1z), mul(hb1, u0z)));
+  column(0, c0, z0, add(mul(hb1, u2), mul(hb2, u1)));
+  column(1, c1, z1, add(mul(hb0, u2), mul(hb2, u0)));
+  column(2, c2, z2, add(mul(hb0, u1), mul(hb1, u0)));
+  // i = 2, l = (-m_1j, m_0j) on (x, y): j = 0, 1 as a pair from the rows R0, R1, j = 2 alone from
+  // (m_02, m_12) swapped; len2 = m_1j² + m_0j², ov = ((ha0 |m_1j| + ha1 |m_0j|) + rb) - |m_0j t1 - m_1j t0|.
+  const __m128d rb01 = add(mul(_mm_shuffle_pd(hbxy, hbxy, 1), lo(u2z)), mul(hb2, _mm_unpacklo_pd(u1z, u0z)));
+  const __m128d o2 = sub(add(add(mul(ha0, vabs(R1)), mul(ha1, vabs(R0))), rb01), vabs(sub(mul(R0, t1), mul(R1, t0))));
+  const __m128d len2r = add(mul(R1, R1), mul(R0, R0));
+  const __m128d axis2 = _mm_cmpgt_pd(len2r, tiny);
+  bad = _mm_or_pd(bad, _mm_andnot_pd(_mm_cmpgt_pd(o2, zero), axis2));
+  const int m2 = _mm_movemask_pd(_mm_and_pd(axis2, _mm_cmplt_pd(mul(o2, o2), mul(fb2, len2r))));
+  const __m128d sw = _mm_shuffle_pd(c2, c2, 1);  // (m_12, m_02)
+  const __m128d sq = mul(sw, sw), h = mul(haxy, vabs(sw)), w = mul(c2, t10);
+  const __m128d len2z = _mm_add_sd(sq, hi(sq));
+  const __m128d rbz = add(mul(hb0, u1z), mul(hb1, u0z));
+  const __m128d oz = _mm_sub_sd(_mm_add_sd(_mm_add_sd(h, hi(h)), rbz), vabs(_mm_sub_sd(w, hi(w))));
+  const __m128d axisZ = _mm_cmpgt_sd(len2z, tiny);
+  const int badZ = _mm_movemask_pd(_mm_andnot_pd(_mm_cmpgt_sd(oz, zero), axisZ)) & 1;  // (lane 0 only)
+  const int mz = _mm_movemask_pd(_mm_and_pd(axisZ, _mm_cmplt_sd(mul(oz, oz), mul(fb2, len2z)))) & 1;
+  loose |= static_cast<unsigned>(m2 << 6 | mz << 8);
   s.separated = faceOk != 63 || _mm_movemask_pd(bad) != 0 || badZ != 0;
   s.loose = loose;
   if (loose) {
     for (int j = 0; j < 3; ++j) {
-      _mm_storel_pd(&s.eov[j], o[j]), _mm_storeh_pd(&s.eov[3 + j], o[j]), _mm_store_sd(&s.eov[6 + j], oz[j]);
+      _mm_storel_pd(&s.eov[j], o[j]), _mm_storeh_pd(&s.eov[3 + j], o[j]);
       _mm_storel_pd(&s.elen2[j], len2[j]), _mm_storeh_pd(&s.elen2[3 + j], len2[j]);
-      _mm_store_sd(&s.elen2[6 + j], len2z[j]);
     }
+    _mm_storeu_pd(&s.eov[6], o2), _mm_store_sd(&s.eov[8], oz);
+    _mm_storeu_pd(&s.elen2[6], len2r), _mm_store_sd(&s.elen2[8], len2z);
   }
 }
 #endif

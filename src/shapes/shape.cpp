@@ -98,12 +98,6 @@ std::string_view toString(ShapeType t) {
   return names[static_cast<int>(t)];
 }
 
-Real Shape::totalRadius() const {
-  if (const auto* s = std::get_if<Sphere>(&geometry_)) return inflate_ + s->radius;
-  if (const auto* c = std::get_if<Capsule>(&geometry_)) return inflate_ + c->radius;
-  return inflate_;
-}
-
 std::uint64_t Shape::fingerprint() const {
   const std::uint64_t head[2] = {static_cast<std::uint64_t>(geometry_.index()) + 1, std::bit_cast<std::uint64_t>(inflate_)};
   const std::uint64_t h = hashWords(kHashSeed, head, sizeof head);

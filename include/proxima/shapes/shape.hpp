@@ -46,7 +46,11 @@ class Shape {
   void setInflate(Real r) { inflate_ = r, valid_ = checkQuick(); }
 
   /// Total rounding radius: inflate() plus the intrinsic radius of spheres and capsules.
-  [[nodiscard]] Real totalRadius() const;
+  [[nodiscard]] Real totalRadius() const {
+    if (const auto* s = std::get_if<Sphere>(&geometry_)) return inflate_ + s->radius;
+    if (const auto* c = std::get_if<Capsule>(&geometry_)) return inflate_ + c->radius;
+    return inflate_;
+  }
 
   /// Support point of the whole shape (core + radius) in its local frame.
   [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const;
