@@ -58,8 +58,9 @@ namespace boxsat {
   return rt;
 }
 
-/// The mean of m >= 1 points. (Dividing by 1, 2 or 4 is exact, as is multiplying by 1, 0.5 or 0.25:
-/// the same bits without a division, which a vertex contact, m = 1, waited on.)
+/// The mean of m >= 1 points. (x / 2 and x · 0.5, x / 4 and x · 0.25 are the correctly rounded value
+/// of the same number, subnormal results included: the same bits without a division, which a vertex
+/// contact, m = 1, waited on.)
 inline Vec3 average(const Vec3* pts, int m) {
   Vec3 sum = Vec3::Zero();
   for (int q = 0; q < m; ++q) sum += pts[q];
@@ -207,8 +208,10 @@ inline void searchScalar(const Vec3& ha, const Vec3& hb, const Mat3& r, const Ve
 
 #if defined(__SSE2__)
 /// The same search in SSE2 pairs, with the same bits: every sum and product is the scalar search's,
-/// in the same order, two at a time. Pairs over i for A's faces and the edges (one column of B per
-/// step), over j for B's faces; the third component alone. Everything stays in registers: the
+/// in the same order, two at a time. (Same bits without FMA contraction, i.e. with the library's
+/// flags; built with -march=native GCC fuses the two forms differently, as in types.hpp.) Pairs over
+/// i for A's faces and the edge rows i = 0, 1 (one column of B per step), over j for B's faces and
+/// the edge row i = 2; the third component alone. Everything stays in registers: the
 /// scalar loops, vectorised by the compiler, stored their local arrays as pairs and reloaded pairs
 /// that straddled two stores (perf: ~15 % of a box-box query waited on those store forwards).
 [[gnu::always_inline]] inline void searchSse2(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, Search& s) {
@@ -320,7 +323,7 @@ inline void searchScalar(const Vec3& ha, const Vec3& hb, const Mat3& r, const Ve
 /// SAT penetration of box A (half extents ha) and box B (hb), B's pose relative to A given by rotation
 /// r (columns: B's axes in A's frame) and centre t. False when an axis separates or touches, or when
 /// the witness geometry cannot be built (see the file comment). kSimd: the SSE2 search where the
-/// build has SSE2 (same bits as the scalar one; tests compare the two).
+/// build has SSE2 (same bits as the scalar one without FMA contraction; tests compare the two).
 ///
 /// All 15 overlaps are computed first, with one separation test after them (the early return per
 /// axis mispredicted on random rotations), then the face minimum, then the edges that beat it, in
@@ -406,8 +409,9 @@ template <bool kSimd = true>
   }
   if (kind == 1) {
     // A's feature on B's face bj: the same in B's frame (A's centre -r^T t, axes r^T), mapped back.
-    // (r^T v, component j = r_j · v summed in the order of Eigen's 3 x 3 product: the first two
-    // components as (x0 + x1) + x2, the last as x0 + (x1 + x2))
+    // (r^T v, component j = r_j · v summed as Eigen's vectorised 3 x 3 product of the SSE2 build
+    // sums it, the first two components (x0 + x1) + x2, the last x0 + (x1 + x2): the bits of the
+    // Eigen expression this replaced. Unvectorised Eigen sums all three as x0 + (x1 + x2).)
     auto dotCol = [&](int j, Real x, Real y, Real z) {
       return j < 2 ? (r(0, j) * x + r(1, j) * y) + r(2, j) * z : r(0, j) * x + (r(1, j) * y + r(2, j) * z);
     };
