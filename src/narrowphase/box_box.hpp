@@ -71,9 +71,10 @@ inline Vec3 average(const Vec3* pts, int m) {
 
 /// Reference box at the origin, axis-aligned with half extents h; the other box has centre c, axes
 /// (columns of) r, half extents g, all in the reference frame. n: the unit reference-face normal
-/// (+-e_k). The other box's feature supporting -n (1, 2 or 4 vertices), clipped to the reference
-/// face's rectangle; its average is the witness on the other box. False if nothing is left.
-inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const Mat3& r, const Vec3& g, Vec3& zOther) {
+/// (+-e_k); nr: its products n·r_j with the other box's axes. The other box's feature supporting -n
+/// (1, 2 or 4 vertices), clipped to the reference face's rectangle; its average is the witness on the
+/// other box. False if nothing is left.
+inline bool clipToFace(const Vec3& h, int k, const Real* nr, const Vec3& c, const Mat3& r, const Vec3& g, Vec3& zOther) {
   // Feature of the other box deepest along -n: coordinate j is fixed at -sign(n·r_j) g_j unless
   // r_j is (to ~1e-9) parallel to the face, when it spans [-g_j, g_j].
   Vec3 pts[16];
@@ -81,7 +82,7 @@ inline bool clipToFace(const Vec3& h, int k, const Vec3& n, const Vec3& c, const
   pts[0] = c;
   int freeAxes[3], nfree = 0;
   for (int j = 0; j < 3; ++j) {
-    const Real s = n.dot(r.col(j));
+    const Real s = nr[j];
     if (std::abs(s) <= 1e-9) {
       freeAxes[nfree++] = j;
     } else {
@@ -401,7 +402,10 @@ template <bool kSimd = true>
   if (kind == 0) {
     // B's feature on A's face bi.
     Vec3 zb;
-    if (!boxsat::clipToFace(ha, bi, n, t, r, hb, zb)) return false;
+    // (n = ±e_bi exactly, so n·r_j is ±r(bi, j): the other two products are signed zeros, which
+    // leave a nonzero sum unchanged and a zero one within the parallel test's tolerance)
+    const Real nr[3] = {toB * r(bi, 0), toB * r(bi, 1), toB * r(bi, 2)};
+    if (!boxsat::clipToFace(ha, bi, nr, t, r, hb, zb)) return false;
     const Real f = n[bi] > 0 ? ha[bi] : -ha[bi];
     out.zb = zb;
     out.za = boxsat::vec3(bi == 0 ? f : zb[0], bi == 1 ? f : zb[1], bi == 2 ? f : zb[2]);
@@ -420,7 +424,8 @@ template <bool kSimd = true>
                                  dotCol(2, -n[0], -n[1], -n[2]));  // B's outward face normal, B's frame
     const Vec3 cB = boxsat::vec3(-dotCol(0, t[0], t[1], t[2]), -dotCol(1, t[0], t[1], t[2]), -dotCol(2, t[0], t[1], t[2]));
     Vec3 zaB;
-    if (!boxsat::clipToFace(hb, bj, nB, cB, rt, ha, zaB)) return false;
+    const Real nr[3] = {nB.dot(rt.col(0)), nB.dot(rt.col(1)), nB.dot(rt.col(2))};
+    if (!boxsat::clipToFace(hb, bj, nr, cB, rt, ha, zaB)) return false;
     const Real f = nB[bj] > 0 ? hb[bj] : -hb[bj];
     const Vec3 zbB = boxsat::vec3(bj == 0 ? f : zaB[0], bj == 1 ? f : zaB[1], bj == 2 ? f : zaB[2]);
     out.za = r * zaB + t;
