@@ -141,7 +141,6 @@ inline bool clipToFace(const Vec3& h, int k, const Real* nr, const Vec3& c, cons
   return true;
 }
 
-
 /// The separating-axis search's outcome: whether an axis separates (or touches), the first minimum
 /// among the six face overlaps (A's faces 0-2, B's 3-5), and the edge axes e = 3i + j (e_i x r_j)
 /// whose overlap may be below it: a superset of the edges that beat the faces, found without a

@@ -33,7 +33,7 @@ inline bool poseIsValid(const Transform& pose) {
     const __m128d xy = _mm_add_pd(_mm_unpacklo_pd(p, q), _mm_unpackhi_pd(p, q));
     return _mm_add_pd(xy, _mm_mul_pd(_mm_unpacklo_pd(zi, zk), _mm_unpacklo_pd(zj, zl)));
   };
-  const __m128d one = _mm_set_pd(1, 1), sign = _mm_set1_pd(-0.0);
+  const __m128d one = _mm_set1_pd(1), sign = _mm_set1_pd(-0.0);
   const __m128d e01 = _mm_sub_pd(pairOf(c0, c0, z0, z0, c1, c1, z1, z1), one);       // |c0|²-1, |c1|²-1
   const __m128d e2d = _mm_sub_pd(pairOf(c2, c2, z2, z2, c0, c1, z0, z1), _mm_set_pd(0, 1));  // |c2|²-1, c0·c1
   const __m128d e34 = pairOf(c0, c2, z0, z2, c1, c2, z1, z2);                        // c0·c2, c1·c2
