@@ -875,7 +875,7 @@ Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, con
 // loses its restoring moment; each point's damping uses m*/N so that N points in parallel keep the
 // pair's restitution. One tangential spring acts at the force-weighted centre with the summed
 // normal force as Coulomb limit.
-void Simulation::manifoldForces(std::size_t k, const ContactResult& r) {
+void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scatter) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   const Vec3& xi = particles_.position[i];
@@ -915,8 +915,7 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r) {
   force += ft;
   tj += (c - xj).cross(ft);
   ti -= (c - xi).cross(ft);
-  pairForce_[k] = force;
-  pairTorque_[k] = {ti, tj};
+  storePairForce(k, i, j, force, {ti, tj}, scatter);
   pairDepth_[static_cast<std::size_t>(p.cache)] = std::max(depthMax, r.depth);
   pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
   p.touching = 1;
@@ -1044,7 +1043,22 @@ void Simulation::releasePair(std::size_t k) {
   if (p.cache >= 0) pairDepth_[static_cast<std::size_t>(p.cache)] = 0;
 }
 
-int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
+void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t,
+                                bool scatter) {
+  pairForce_[k] = f;
+  pairTorque_[k] = t;
+  if (!scatter) return;
+  if (!boundary_[i]) {
+    particles_.force[i] -= f;
+    particles_.torque[i] += t.i;
+  }
+  if (!boundary_[j]) {
+    particles_.force[j] += f;
+    particles_.torque[j] += t.j;
+  }
+}
+
+int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
   PairState& p = pairs_[k];
   // Slots of non-touching pairs stay zero (the gather reads every slot); only a pair that stops
   // touching clears its slot, so separated pairs cost no writes.
@@ -1077,7 +1091,7 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   }
   p.bound = 0;
   if (r.contactCount > 1) {
-    manifoldForces(k, r);
+    manifoldForces(k, r, scatter);
     return kNarrow;
   }
   const Real depth = r.depth;
@@ -1101,8 +1115,7 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
       t.i += m;
     }
   }
-  pairForce_[k] = f;
-  pairTorque_[k] = t;
+  storePairForce(k, i, j, f, t, scatter);
   pairDepth_[static_cast<std::size_t>(p.cache)] = depth;
   pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
   p.touching = 1;
@@ -1373,25 +1386,43 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
   for (int a = 0; a < nActive; ++a) {
     const auto k = static_cast<std::size_t>(k0 + active[a]);
     PairState& p = pairs_[k];
-    // The narrow phase's warm-start cache of the pair after next (one per pair, read in pair order
-    // but far apart): requested now, its first read would otherwise miss. Up to its ring, which only
-    // an expansion reads (a resting polyhedral pair's query almost never expands).
+    // The pair after next, requested now so that its first reads do not miss:
+    //  - both particles' poses and the particle data its law reads and its scatter writes (the
+    //    second particle's index is anywhere in a settled bed: its lines were evicted by the
+    //    per-pair streams; the poses alone were ~45 ns of a 10k-polyhedra call's ~600);
+    //  - the narrow phase's warm-start cache (one per pair, read in pair order but far apart),
+    //    from the GJK hints to the ring: a persisting polyhedral contact's lean query reads neither
+    //    GJK's simplex before the hints nor the ring, which only an expansion reads. Non-temporal:
+    //    the caches stream through once per step (~22 MB in the 10k bed), kept out of the outer
+    //    caches they do not evict the particles' data.
     if (a + 2 < nActive) {
-      const int c = pairs_[static_cast<std::size_t>(k0 + active[a + 2])].cache;
-      if (c >= 0) {
-        const ContactCache& next = caches_[static_cast<std::size_t>(c)];
-        // (from the line the cache starts in to the line its ring starts in: caches are not aligned
-        // to lines)
-        const auto first = reinterpret_cast<std::uintptr_t>(&next) & ~std::uintptr_t{63};
+      const PairState& q = pairs_[static_cast<std::size_t>(k0 + active[a + 2])];
+      if (q.cache >= 0) {
+        for (const int m : {q.i, q.j}) {
+          const auto u = static_cast<std::size_t>(m);
+          const auto* pose = reinterpret_cast<const char*>(&pose_[u]);
+          __builtin_prefetch(pose);
+          __builtin_prefetch(pose + sizeof(Transform) - 1);
+          __builtin_prefetch(&particles_.position[u]);
+          __builtin_prefetch(&particles_.velocity[u]);
+          __builtin_prefetch(&particles_.angularVelocity[u]);
+          __builtin_prefetch(&particles_.force[u], 1);
+          __builtin_prefetch(&particles_.torque[u], 1);
+        }
+        const ContactCache& next = caches_[static_cast<std::size_t>(q.cache)];
+        // (lines, from the one the hints start in: caches are not aligned to lines)
+        const auto first = reinterpret_cast<std::uintptr_t>(&next.gjk.hintA) & ~std::uintptr_t{63};
         const auto last = reinterpret_cast<std::uintptr_t>(&next.ringA[0]);
-        for (std::uintptr_t line = first; line < last; line += 64) __builtin_prefetch(reinterpret_cast<const void*>(line));
+        for (std::uintptr_t line = first; line < last; line += 64)
+          __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 0);
       }
     }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)
       if (!spherePair<Scatter>(k, SphereGeometry{gD2[a], gInv[a], gDepth[a], gA[a], gSa[a]})) releasePair(k);
       continue;
     }
-    switch (pairForces(k, narrow)) {
+    // (pairForces scatters a touching pair's force itself, with Scatter)
+    switch (pairForces(k, narrow, Scatter)) {
       case kWarning:
         ++warnings;
         ++calls;
@@ -1399,20 +1430,6 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
       default:
         ++calls;
         break;
-    }
-    if constexpr (Scatter) {
-      if (!p.touching) continue;
-      const Vec3& f = pairForce_[k];
-      const PairTorques& t = pairTorque_[k];
-      const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
-      if (!boundary_[i]) {
-        particles_.force[i] -= f;
-        particles_.torque[i] += t.i;
-      }
-      if (!boundary_[j]) {
-        particles_.force[j] += f;
-        particles_.torque[j] += t.j;
-      }
     }
   }
 }

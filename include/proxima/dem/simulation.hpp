@@ -208,9 +208,15 @@ class Simulation {
   /// Contact forces at the current positions; `kick` > 0 applies that half kick to each particle
   /// right after its forces are gathered (same loop).
   void computeForces(Real kick = 0);
-  /// Force of narrow-phase pair k into its slot; returns kNarrow or kWarning. (pairBlock's sweep
-  /// has updated the pair's bound and skipped the pair while it is positive, with the bound on.)
-  int pairForces(std::size_t k, double& narrowSeconds);
+  /// Force of narrow-phase pair k into its slot, and with `scatter` onto its particles not on a
+  /// range boundary (partitionPairs); returns kNarrow or kWarning. (pairBlock's sweep has updated
+  /// the pair's bound and skipped the pair while it is positive, with the bound on.)
+  int pairForces(std::size_t k, double& narrowSeconds, bool scatter);
+  /// A touching pair's force on j and torques into slot k; with `scatter` also added to particles i
+  /// (-f, t.i) and j (f, t.j) unless on a range boundary. From the values in registers: read back
+  /// from the slots, which were stored as scalars and loaded as pairs, they waited on store
+  /// forwarding (~3 % of a polyhedral bed's step).
+  void storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t, bool scatter);
   static constexpr int kNarrow = 2, kWarning = 3;
   void wallForces(int i);
   void kickParticle(std::size_t i, Real h);
@@ -228,7 +234,7 @@ class Simulation {
   /// Tangential force (spring with history + damping, Coulomb-limited by μ fn); updates shear.
   Vec3 tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff, Real fn,
                        Vec3& shear) const;
-  void manifoldForces(std::size_t k, const ContactResult& r);
+  void manifoldForces(std::size_t k, const ContactResult& r, bool scatter);
   /// A sphere pair's centre-line quantities, computed for a whole block before its pairs are
   /// done (pairBlock): d2 = |x_j - x_i|², inv = 1/√d2, depth = r_i + r_j - √d2, and the Hertz
   /// contact radius a = √(R* depth) with √a. (NaN when apart: not read then.)
