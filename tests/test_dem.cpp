@@ -278,6 +278,30 @@ TEST(Dem, ConservativeBoundNeverMissesAContact) {
   EXPECT_GT(c.narrowPhaseSkipped, c.narrowPhaseCalls) << "the bound should save most narrow-phase calls";
 }
 
+TEST(Dem, RelativeOverlapIsTakenAgainstTheSmallerParticleInContact) {
+  // A large ball (r = 10 mm) pressed 0.5 mm into the floor and a small ball (r = 1 mm) overlapping
+  // another large ball by 0.2 mm: the largest overlap is the wall contact's, the largest relative
+  // one the small ball's, 0.2 of its radius (0.5 mm over the smallest radius, 0.5, would be a false
+  // alarm about the large ball).
+  Simulation sim;
+  sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+  const int big = sim.addShape(makeParticleShape("big", Shape(Sphere{0.01})).value());
+  const int small = sim.addShape(makeParticleShape("small", Shape(Sphere{0.001})).value());
+  sim.addWall(plane("floor", Vec3::Zero(), Vec3::UnitZ()));
+  sim.addParticle(big, 0, Vec3(0, 0, 0.0095), Quat::Identity());
+  sim.addParticle(big, 0, Vec3(0.1, 0, 0.05), Quat::Identity());
+  sim.addParticle(small, 0, Vec3(0.1, 0, 0.05 + 0.011 - 0.0002), Quat::Identity());
+  sim.options().gravity.setZero();
+  sim.options().timeStep = 1e-9;  // (one step moves nothing measurably)
+  ASSERT_TRUE(sim.initialize().ok());
+  sim.step();
+  const Stats st = sim.stats();
+  EXPECT_EQ(st.contacts, 1);
+  EXPECT_EQ(st.wallContacts, 1);
+  EXPECT_NEAR(st.maxOverlap, 0.0005, 1e-9);
+  EXPECT_NEAR(st.maxRelativeOverlap, 0.2, 1e-6);
+}
+
 TEST(Dem, IdenticalStateForOneAndTwoThreads) {
   std::uint64_t hashes[2];
   for (int t = 1; t <= 2; ++t) {

@@ -1559,19 +1559,28 @@ Stats Simulation::stats() const {
     }
   Real sum = 0;
   std::int64_t count = 0;
+  auto radiusOf = [this](int i) {
+    return shapes_[static_cast<std::size_t>(particles_.shape[static_cast<std::size_t>(i)])].equivalentRadius;
+  };
+  auto relative = [](Real depth, Real radius) { return radius > 0 ? depth / radius : Real(0); };
   for (std::size_t k = 0; k < pairs_.size(); ++k)
     if (pairs_[k].touching) {
       ++s.contacts;
       const Real depth = touchingDepth(k);
       sum += depth;
       s.maxOverlap = std::max(s.maxOverlap, depth);
+      s.maxRelativeOverlap =
+          std::max(s.maxRelativeOverlap, relative(depth, std::min(radiusOf(pairs_[k].i), radiusOf(pairs_[k].j))));
       ++count;
     }
-  for (const WallContactState& st : wallStates_)
-    if (st.touching) {
+  for (std::size_t i = 0; i + 1 < wallOffsets_.size(); ++i)
+    for (int k = wallOffsets_[i]; k < wallOffsets_[i + 1]; ++k) {
+      const WallContactState& st = wallStates_[static_cast<std::size_t>(k)];
+      if (!st.touching) continue;
       ++s.wallContacts;
       sum += st.depth;
       s.maxOverlap = std::max(s.maxOverlap, st.depth);
+      s.maxRelativeOverlap = std::max(s.maxRelativeOverlap, relative(st.depth, radiusOf(static_cast<int>(i))));
       ++count;
     }
   s.meanOverlap = count ? sum / static_cast<Real>(count) : 0;

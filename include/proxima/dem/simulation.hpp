@@ -38,6 +38,10 @@ struct Stats {
   std::int64_t wallContacts = 0;
   Real meanOverlap = 0;  ///< over particle-particle and wall contacts
   Real maxOverlap = 0;
+  /// Largest overlap relative to the volume-equivalent radius of the smaller particle in the
+  /// contact (a wall contact: its particle's): whether a contact law still holds, in polydisperse
+  /// beds too, where the largest overlap is often a large grain's.
+  Real maxRelativeOverlap = 0;
   Real coordinationNumber = 0;  ///< 2 × particle-particle contacts / particles
   Real maxSpeed = 0;
 };
