@@ -1388,8 +1388,9 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
     PairState& p = pairs_[k];
     // The pair after next, requested now so that its first reads do not miss:
     //  - both particles' poses and the particle data its law reads and its scatter writes (the
-    //    second particle's index is anywhere in a settled bed: its lines were evicted by the
-    //    per-pair streams; the poses alone were ~45 ns of a 10k-polyhedra call's ~600);
+    //    second particle is hundreds of indices away in a poured bed, and its lines have been
+    //    evicted by the per-pair streams; in perf the poses' loads alone were ~45 ns of a call's
+    //    ~600 in a 10k polyhedra bed);
     //  - the narrow phase's warm-start cache (one per pair, read in pair order but far apart),
     //    from the GJK hints to the ring: a persisting polyhedral contact's lean query reads neither
     //    GJK's simplex before the hints nor the ring, which only an expansion reads. Non-temporal:
@@ -1406,8 +1407,10 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
           __builtin_prefetch(&particles_.position[u]);
           __builtin_prefetch(&particles_.velocity[u]);
           __builtin_prefetch(&particles_.angularVelocity[u]);
-          __builtin_prefetch(&particles_.force[u], 1);
-          __builtin_prefetch(&particles_.torque[u], 1);
+          if constexpr (Scatter) {  // (else the pair writes only its own slots)
+            __builtin_prefetch(&particles_.force[u], 1);
+            __builtin_prefetch(&particles_.torque[u], 1);
+          }
         }
         // (its slots, written by a touching pair: stores that miss wait in the store buffer, and the
         // next query's ~0.5 kB result initialisation then stalled behind them)
