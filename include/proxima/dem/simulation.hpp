@@ -219,7 +219,7 @@ class Simulation {
   /// A touching pair's force on j and torques into slot k; with `scatter` also added to particles i
   /// (-f, t.i) and j (f, t.j) unless on a range boundary. From the values in registers: read back
   /// from the slots, which were stored as scalars and loaded as pairs, they waited on store
-  /// forwarding (~3 % of a polyhedral bed's step).
+  /// forwarding (in perf, ~3 % of a 10k polyhedral bed's step).
   void storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t, bool scatter);
   static constexpr int kNarrow = 2, kWarning = 3;
   void wallForces(int i);

@@ -65,10 +65,11 @@ struct GjkCache {
   /// existing storage: the DEM keeps a cache per pair and checkpoints it raw.)
   bool hasNormal = false;
   int size = 0;
-  // (zero, not left undefined: a copied fresh cache, as the benchmarks' assign() makes, then reads
-  // no indeterminate values; a cache is made once per pair, not per query)
-  Vec3 localA[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()};  ///< support points of the last simplex in A's local frame
-  Vec3 localB[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()};  ///< ... and in B's local frame
+  /// Support points of the last simplex in A's local frame, and in B's. (Zero, not left undefined:
+  /// a copied fresh cache, as the benchmarks' assign() makes, then reads no indeterminate values; a
+  /// cache is made once per pair, not per query.)
+  Vec3 localA[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()};
+  Vec3 localB[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()};
   SupportHint hintA, hintB;
   /// Which shapes (A, B) filled it (pairKey()): the runtime entry points reset a cache reused for
   /// another pair or for the pair swapped, whose cached points would not lie on these shapes.
