@@ -336,7 +336,7 @@ int runScenario(const RunOptions& o) {
     if (!overlapWarned && rowStats.maxRelativeOverlap > 0.25) {
       overlapWarned = true;
       std::fprintf(stderr,
-                   "\nproxima run: warning: at t = %.4g s a contact overlaps by %.3g times the volume-equivalent "
+                   "\nproxima run: warning: at t = %.4g s a contact overlaps by %.4g times the volume-equivalent "
                    "radius of the smaller particle in it (the largest overlap is %.3g m): the contacts are too soft "
                    "for the load (a heavy lid or wall, a low youngs_modulus, a high impact speed); no contact law "
                    "holds at such overlaps\n",

@@ -49,6 +49,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # Straight run.
     r = run([scen, "-o", "straight", "-q"], tmp)
     check(r.returncode == 0, f"straight run exits 0 (got {r.returncode}: {r.stderr[-500:]})")
+    check("too soft" not in r.stderr, f"no overlap warning for the stiff scenario ({r.stderr.strip()[-300:]})")
     d = os.path.join(tmp, "straight")
     for name in ["summary.json", "timeseries.csv", "particles.pvd", "centres.pvd", "walls.pvd", "checkpoint.bin"]:
         check(os.path.exists(os.path.join(d, name)), f"{name} written")
@@ -104,6 +105,13 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(SCENARIO.replace("time: {duration: 0.06}", "time: {duration: 0.08}"))
     r = run([bad, "-o", "straight", "--resume", "-q"], tmp)
     check(r.returncode == 0, f"resume with a longer duration accepted ({r.stderr.strip()[-300:]})")
+    # Contacts too soft for the impacts (E = 1e4 Pa: a ball landing from 2 cm overlaps by ~1/4 of its
+    # radius): said once, relative to the smaller particle in contact, and the run goes on.
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("youngs_modulus: 1.0e7", "youngs_modulus: 1.0e4"))
+    r = run([bad, "-o", "soft", "-q"], tmp)
+    check(r.returncode == 0 and r.stderr.count("too soft") == 1 and "smaller particle" in r.stderr,
+          f"soft contacts warned once, the run goes on ({r.returncode}: {r.stderr.strip()[-300:]})")
     # A blow-up stops the run with a nonzero status naming a particle.
     with open(bad, "w") as f:
         f.write(SCENARIO.replace("youngs_modulus: 1.0e7", "youngs_modulus: 1.0e9")
