@@ -1397,7 +1397,8 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
     //    the caches stream through once per step (~22 MB in the 10k bed), kept out of the outer
     //    caches they do not evict the particles' data.
     if (a + 2 < nActive) {
-      const PairState& q = pairs_[static_cast<std::size_t>(k0 + active[a + 2])];
+      const auto kq = static_cast<std::size_t>(k0 + active[a + 2]);
+      const PairState& q = pairs_[kq];
       if (q.cache >= 0) {
         for (const int m : {q.i, q.j}) {
           const auto u = static_cast<std::size_t>(m);
@@ -1414,7 +1415,7 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
         }
         // (its slots, written by a touching pair: stores that miss wait in the store buffer, and the
         // next query's ~0.5 kB result initialisation then stalled behind them)
-        const auto kq = static_cast<std::size_t>(k0 + active[a + 2]), cq = static_cast<std::size_t>(q.cache);
+        const auto cq = static_cast<std::size_t>(q.cache);
         __builtin_prefetch(&pairForce_[kq], 1);
         __builtin_prefetch(&pairTorque_[kq], 1);
         __builtin_prefetch(&pairDepth_[cq], 1);
