@@ -831,43 +831,50 @@ void Simulation::rebuildNeighbours() {
   wallStates_ = std::move(states);
 }
 
-Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, Real mEff, Real rEff) const {
-  const Real sqrtM = std::sqrt(mEff);
+Simulation::ContactScales Simulation::contactScales(const PairLaw& law, Real depth, Real sqrtMass, Real rEff) {
+  ContactScales s{sqrtMass, 0, 0, 0};
+  if (law.model == ContactModel::HertzMindlin) {
+    s.a = std::sqrt(rEff * depth);
+    s.sa = std::sqrt(s.a);
+  } else {
+    s.kn = linearNormalStiffness(law, rEff);
+  }
+  return s;
+}
+
+Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, const ContactScales& s) {
   Real fn = 0;
   if (law.model == ContactModel::HertzMindlin) {
     // Hertz normal force (4/3) E* √R* δ^{3/2}; damping α √(m* k_sec) v with k_sec = (4/3) E* √(R* δ):
     // the α δ^{1/4} form whose restitution is velocity-independent, α fitted to e (material.cpp).
     // √(m* k) is evaluated as √m* · √(4/3 E*) · (R* δ)^{1/4} (constants precomputed per law).
-    const Real a = std::sqrt(rEff * depth);
-    fn = law.hertzK * a * depth - law.dampingCoefficient * sqrtM * law.sqrtHertzK * std::sqrt(a) * vn;
+    fn = law.hertzK * s.a * depth - law.dampingCoefficient * s.sqrtMass * law.sqrtHertzK * s.sa * vn;
   } else {
-    const Real kn = linearNormalStiffness(law, rEff);
-    fn = kn * depth - law.dampingCoefficient * sqrtM * std::sqrt(kn) * vn;
+    fn = s.kn * depth - law.dampingCoefficient * s.sqrtMass * std::sqrt(s.kn) * vn;
   }
   return fn > 0 ? fn : 0;  // no cohesion
 }
 
-Vec3 Simulation::tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff,
-                                 Real fn, Vec3& shear) const {
-  const Real sqrtM = std::sqrt(mEff);
+Vec3 Simulation::tangentialForce(const PairLaw& law, const Vec3& n, const Vec3& vt, const ContactScales& s, Real fn,
+                                 Vec3& shear) const {
   Real kt = 0, gt = 0;
   if (law.model == ContactModel::HertzMindlin) {
-    const Real a = std::sqrt(rEff * depth);
-    kt = law.mindlinK * a;  // Mindlin no-slip tangential stiffness 8 G* a
-    gt = law.dampingCoefficient * sqrtM * law.sqrtMindlinK * std::sqrt(a);
+    kt = law.mindlinK * s.a;  // Mindlin no-slip tangential stiffness 8 G* a
+    gt = law.dampingCoefficient * s.sqrtMass * law.sqrtMindlinK * s.sa;
   } else {
-    kt = 2.0 / 7.0 * linearNormalStiffness(law, rEff);
-    gt = law.dampingCoefficient * sqrtM * std::sqrt(kt);
+    kt = 2.0 / 7.0 * s.kn;
+    gt = law.dampingCoefficient * s.sqrtMass * std::sqrt(kt);
   }
   return springWithSlip(shear, n, vt, kt, gt, law.friction * fn, options_.timeStep);
 }
 
-Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
-                              Vec3& shear, Real& fnOut) const {
+Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real sqrtMass,
+                              Real rEff, Vec3& shear, Real& fnOut) const {
   const Real vn = relVel.dot(n);  // > 0: separating
-  const Real fn = normalForce(law, depth, vn, mEff, rEff);
+  const ContactScales s = contactScales(law, depth, sqrtMass, rEff);
+  const Real fn = normalForce(law, depth, vn, s);
   fnOut = fn;
-  return fn * n + tangentialForce(law, depth, n, relVel - vn * n, mEff, rEff, fn, shear);
+  return fn * n + tangentialForce(law, n, relVel - vn * n, s, fn, shear);
 }
 
 // Face contacts (manifold of 2-4 points): a normal force per point from its own depth, i.e. the
@@ -890,7 +897,7 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scat
   const Vec3& n = r.normal;
   int count = 0;
   for (int m = 0; m < r.contactCount; ++m) count += r.contacts[m].depth > 0;
-  const Real mPoint = mEff / std::max(1, count);
+  const Real sqrtMPoint = std::sqrt(mEff / std::max(1, count));
   Vec3 force = Vec3::Zero(), ti = Vec3::Zero(), tj = Vec3::Zero(), acc = Vec3::Zero();
   Real fnSum = 0, depthSum = 0, depthMax = 0;
   for (int m = 0; m < r.contactCount; ++m) {
@@ -898,7 +905,7 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scat
     if (!(d > 0)) continue;
     const Vec3& pt = r.contacts[m].point;
     const Vec3 rel = (vj + wj.cross(pt - xj)) - (vi + wi.cross(pt - xi));
-    const Real fn = normalForce(law, d, rel.dot(n), mPoint, rEff);
+    const Real fn = normalForce(law, d, rel.dot(n), contactScales(law, d, sqrtMPoint, rEff));
     const Vec3 f = fn * n;
     force += f;
     tj += (pt - xj).cross(f);
@@ -911,7 +918,9 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scat
   const Vec3 c = fnSum > 0 ? Vec3(acc / fnSum) : r.contactPoint;
   const Vec3 rel = (vj + wj.cross(c - xj)) - (vi + wi.cross(c - xi));
   const Vec3 vt = rel - rel.dot(n) * n;
-  const Vec3 ft = tangentialForce(law, count > 0 ? depthSum / count : r.depth, n, vt, mEff, rEff, fnSum, p.shear);
+  const Real meanDepth = count > 0 ? depthSum / count : r.depth;
+  const Vec3 ft =
+      tangentialForce(law, n, vt, contactScales(law, meanDepth, pairConst_[k].sqrtMass, rEff), fnSum, p.shear);
   force += ft;
   tj += (c - xj).cross(ft);
   ti -= (c - xi).cross(ft);
@@ -1101,10 +1110,9 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
   const Vec3& wj = particles_.angularVelocity[j];
   const Vec3 rel = (particles_.velocity[j] + wj.cross(c - xj)) - (particles_.velocity[i] + wi.cross(c - xi));
   const PairLaw& law = *pairConst_[k].law;
-  const Real mEff = reducedMass(particles_.mass[i], particles_.mass[j], particles_.fixed[i], particles_.fixed[j]);
   const Real rEff = pairConst_[k].radius;
   Real fn = 0;
-  const Vec3 f = contactForce(law, depth, n, rel, mEff, rEff, p.shear, fn);
+  const Vec3 f = contactForce(law, depth, n, rel, pairConst_[k].sqrtMass, rEff, p.shear, fn);
   PairTorques t{(c - xi).cross(Vec3(-f)), (c - xj).cross(f)};
   if (law.rollingFriction > 0) {
     const Vec3 wr = wj - wi;
@@ -1207,7 +1215,7 @@ void Simulation::wallForces(int ii) {
         const Vec3& w = particles_.angularVelocity[i];
         const PairLaw& law = table_.law(wall.material, particles_.material[i]);
         const Real m = particles_.mass[i];
-        const Real mPoint = (wall.isLid() ? m * wall.mass / (m + wall.mass) : m) / count;
+        const Real sqrtMPoint = std::sqrt((wall.isLid() ? m * wall.mass / (m + wall.mass) : m) / count);
         Vec3 shears[kMaxWallPoints];
         Vec3 total = Vec3::Zero(), torque = Vec3::Zero(), acc = Vec3::Zero();
         Real fnSum = 0;
@@ -1217,7 +1225,7 @@ void Simulation::wallForces(int ii) {
             if (st.vertex[b] == ids[a]) shears[a] = st.vertexShear[b];
           const Vec3 rel = particles_.velocity[i] + w.cross(points[a] - x) - wallVel;
           Real fn = 0;
-          const Vec3 f = contactForce(law, depths[a], n, rel, mPoint, s.contactRadius, shears[a], fn);
+          const Vec3 f = contactForce(law, depths[a], n, rel, sqrtMPoint, s.contactRadius, shears[a], fn);
           total += f;
           torque += (points[a] - x).cross(f);
           acc += fn * points[a];
@@ -1281,7 +1289,7 @@ void Simulation::wallForces(int ii) {
     const Real m = particles_.mass[i];
     const Real mEff = wall.isLid() ? m * wall.mass / (m + wall.mass) : m;
     Real fn = 0;
-    const Vec3 f = contactForce(law, depth, n, rel, mEff, s.contactRadius, st.shear, fn);
+    const Vec3 f = contactForce(law, depth, n, rel, std::sqrt(mEff), s.contactRadius, st.shear, fn);
     particles_.force[i] += f;
     particles_.torque[i] += (c - x).cross(f);
     if (law.rollingFriction > 0 && w.norm() > 1e-12)

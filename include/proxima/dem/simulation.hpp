@@ -233,10 +233,16 @@ class Simulation {
   void driftWalls(Real h);
   [[nodiscard]] Transform poseOf(int i) const;
   void cacheSphereRadii();
+  /// The square roots a contact's normal and tangential laws share, worked out once per contact:
+  /// √m*; Hertz: a = √(R* δ) and √a; linear: the normal stiffness k_n.
+  struct ContactScales {
+    Real sqrtMass, a, sa, kn;
+  };
+  static ContactScales contactScales(const PairLaw& law, Real depth, Real sqrtMass, Real rEff);
   /// Normal force magnitude (>= 0) of the law at overlap `depth` and normal velocity vn (> 0 separating).
-  Real normalForce(const PairLaw& law, Real depth, Real vn, Real mEff, Real rEff) const;
+  static Real normalForce(const PairLaw& law, Real depth, Real vn, const ContactScales& s);
   /// Tangential force (spring with history + damping, Coulomb-limited by μ fn); updates shear.
-  Vec3 tangentialForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& vt, Real mEff, Real rEff, Real fn,
+  Vec3 tangentialForce(const PairLaw& law, const Vec3& n, const Vec3& vt, const ContactScales& s, Real fn,
                        Vec3& shear) const;
   void manifoldForces(std::size_t k, const ContactResult& r, bool scatter);
   /// A sphere pair's centre-line quantities, computed for a whole block before its pairs are
@@ -262,7 +268,8 @@ class Simulation {
   /// The pair's law, √m*, R* from the particles' materials, masses and shapes.
   void computePairConstants();
   /// Applies the material law to a contact; returns force on B (j) and updates shear.
-  Vec3 contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real mEff, Real rEff,
+  /// (sqrtMass: √m*, the pair's constant or √ of the caller's reduced mass.)
+  Vec3 contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real sqrtMass, Real rEff,
                     Vec3& shear, Real& normalForce) const;
 
   SimulationOptions options_;
