@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "../src/narrowphase/valid_input.hpp"
 #include "proxima/narrowphase/distance.hpp"
 #include "proxima/narrowphase/penetration.hpp"
 #include "test_util.hpp"
@@ -1171,7 +1172,8 @@ TEST(PenetrationManifold, ParallelCapsulesTouchAtBothEndsOfTheOverlap) {
   }
 }
 
-// The per-call pose check (valid_input.hpp's poseIsValid, in SSE2 pairs) against its definition:
+// The per-call pose check (valid_input.hpp's posesAreValid: its AVX2 form where the CPU has it, else
+// poseIsValid in SSE2 pairs) against its definition:
 // |RᵀR - I| < 1e-9 entrywise, det > 0, coordinates finite and within 1e60. Each rotation entry and
 // coordinate in turn made NaN, infinite, or moved off by 1e-7 (refused) or 1e-12 (accepted); columns
 // swapped (a reflection); rotations from random quaternions (accepted).
@@ -1209,6 +1211,55 @@ TEST(PenetrationBadInput, EveryPoseEntryIsChecked) {
       }
     }
   }
+}
+
+// The two forms of the per-call pose check agree: the SSE2 one (poseIsValid, RᵀR) and the AVX2 one
+// that contact() and distance() use where the CPU has it (posesAreValidAvx2, RRᵀ), for the pose in
+// either argument, on valid rotations and on every kind of bad entry.
+TEST(PenetrationBadInput, PoseCheckFormsAgree) {
+  if (!detail::cpuHasAvx2()) GTEST_SKIP() << "no AVX2 on this CPU: only the SSE2 form runs (covered above)";
+  std::mt19937_64 rng(37);
+  int valid = 0, refused = 0;
+  auto agree = [&](const Transform& p, const Transform& good, const char* what, int e) {
+    const bool sse = detail::poseIsValid(p);
+    EXPECT_EQ(detail::posesAreValidAvx2(p, good), sse) << what << " " << e;
+    EXPECT_EQ(detail::posesAreValidAvx2(good, p), sse) << what << " " << e;
+    EXPECT_EQ(detail::posesAreValid(p, good), sse) << what << " " << e;
+    (sse ? valid : refused) += 1;
+  };
+  for (int trial = 0; trial < 50; ++trial) {
+    const Transform good = at(Vec3(0.1, -0.2, 0.3), test::randomRotation(rng));
+    const Transform base = at(Vec3(-5, 7, 1e3), test::randomRotation(rng));
+    agree(base, good, "base", 0);
+    for (int e = 0; e < 9; ++e) {
+      for (Real bad : {std::nan(""), Real(INFINITY), Real(-INFINITY), Real(1e-7), Real(-1e-7), Real(1e-12)}) {
+        Transform p = base;
+        p.rotation.data()[e] = std::isfinite(bad) && std::abs(bad) < 1 ? p.rotation.data()[e] + bad : bad;
+        agree(p, good, "entry", e);
+      }
+    }
+    for (int c = 0; c < 3; ++c) {
+      Transform swapped = base, negated = base;
+      swapped.rotation.col(c).swap(swapped.rotation.col((c + 1) % 3));
+      negated.rotation.col(c) *= -1;
+      agree(swapped, good, "swap", c);
+      agree(negated, good, "negate", c);
+      for (Real bad : {std::nan(""), Real(INFINITY), Real(2e60), Real(-2e60), Real(1e60)}) {
+        Transform p = base;
+        p.translation[c] = bad;
+        agree(p, good, "coordinate", c);
+      }
+    }
+    Transform scaled = base;
+    scaled.rotation *= 1 + 1e-8;
+    agree(scaled, good, "scaled", 0);
+  }
+  Transform zero = at(Vec3::Zero());
+  zero.rotation.setZero();
+  agree(zero, at(Vec3::Zero()), "zero", 0);
+  agree(Transform(Mat3(-Mat3::Identity()), Vec3::Zero()), at(Vec3::Zero()), "minus identity", 0);
+  EXPECT_EQ(valid, 50 * (1 + 9 + 3));  // per trial: the base pose, the 1e-12 nudges, the coordinates 1e60
+  EXPECT_EQ(refused, 50 * (9 * 5 + 3 * 2 + 3 * 4 + 1) + 2);
 }
 
 TEST(PenetrationBadInput, OptionsOutOfRangeAreNamed) {

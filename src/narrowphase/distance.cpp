@@ -56,7 +56,7 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
                         const GjkOptions& options, GjkCache* cache) {
   if (cache) detail::bindCacheToPair(*cache, cache->pairKey, a, b);
   // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
-  if (!(a.quickValid() && b.quickValid() && detail::poseIsValid(poseA) && detail::poseIsValid(poseB) &&
+  if (!(a.quickValid() && b.quickValid() && detail::posesAreValid(poseA, poseB) &&
         detail::optionsAreValid(options))) [[unlikely]] {
     DistanceResult bad;
     bad.status = Status::InvalidInput;

@@ -136,8 +136,8 @@ ContactResult checkedContact(const Shape& a, const Transform& poseA, const Shape
 ContactResult contact(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
                       const PenetrationOptions& options, ContactCache* cache) {
   // The verdicts first (a few comparisons for valid input); the messages only for invalid input.
-  if (!options.trustedInput && !(a.quickValid() && b.quickValid() && detail::poseIsValid(poseA) &&
-                                 detail::poseIsValid(poseB) && detail::optionsAreValid(options))) [[unlikely]] {
+  if (!options.trustedInput && !(a.quickValid() && b.quickValid() && detail::posesAreValid(poseA, poseB) &&
+                                 detail::optionsAreValid(options))) [[unlikely]] {
     if (auto refused = refusal(a, poseA, b, poseB, options)) return std::move(*refused);
   }
   return checkedContact(a, poseA, b, poseB, options, cache);
