@@ -17,10 +17,9 @@ bool cpuHasAvx2() {
 
 namespace {
 
-// Lanes 0-2 of a 3-vector (lane 3 zero), without reading past it.
-[[gnu::target("avx2"), gnu::always_inline]] inline __m256d load3(const Real* p) {
-  return _mm256_maskload_pd(p, _mm256_set_epi64x(0, -1, -1, -1));
-}
+// The pose's 12 numbers in order: the rotation's columns, then the translation. Each 4-wide load
+// below stays inside the Transform (masked loads cost more than the rest of the check on AMD cores).
+static_assert(sizeof(Transform) == 12 * sizeof(Real), "Transform: rotation then translation, no padding");
 
 // (x, y, z) -> (y, z, x) and (z, x, y); lane 3 stays in place.
 [[gnu::target("avx2"), gnu::always_inline]] inline __m256d yzx(__m256d c) {
@@ -32,8 +31,9 @@ namespace {
 
 // Bit mask (lanes 0-2) of the pose's passing checks: 0x7 when valid.
 [[gnu::target("avx2"), gnu::always_inline]] inline int poseMask(const Transform& pose) {
-  const Real* r = pose.rotation.data();  // column-major: columns c_k = (r_0k, r_1k, r_2k)
-  const __m256d c0 = load3(r), c1 = load3(r + 3), c2 = load3(r + 6);
+  const Real* r = pose.rotation.data();  // column-major: columns c_k = (r_0k, r_1k, r_2k), then t
+  // Lanes 0-2 hold the columns; lane 3 holds the next number (r_01, r_02, t_x) and is never in a verdict.
+  const __m256d c0 = _mm256_loadu_pd(r), c1 = _mm256_loadu_pd(r + 3), c2 = _mm256_loadu_pd(r + 6);
   const __m256d p0 = yzx(c0), p1 = yzx(c1), p2 = yzx(c2);
   // (RRᵀ)_ii = Σ_k r_ik² and (RRᵀ)_{i,i+1} = Σ_k r_ik r_{i+1,k}: lane i of Σ_k c_k c_k and Σ_k c_k yzx(c_k).
   const __m256d diag = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(c0, c0), _mm256_mul_pd(c1, c1)), _mm256_mul_pd(c2, c2));
@@ -44,12 +44,13 @@ namespace {
   int mask = _mm256_movemask_pd(_mm256_cmp_pd(eDiag, tol, _CMP_LT_OQ)) & _mm256_movemask_pd(_mm256_cmp_pd(eOff, tol, _CMP_LT_OQ));
   // det = c0 · (c1 x c2), c1 x c2 = yzx(c1) zxy(c2) - zxy(c1) yzx(c2) (lane 3 zero).
   const __m256d cross = _mm256_sub_pd(_mm256_mul_pd(p1, zxy(c2)), _mm256_mul_pd(zxy(c1), p2));
-  const __m256d t = _mm256_mul_pd(c0, cross);
+  const __m256d t = _mm256_blend_pd(_mm256_mul_pd(c0, cross), _mm256_setzero_pd(), 0x8);
   const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));  // (t0 + t2, t1 + 0)
   const __m128d det = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
   mask &= _mm_comigt_sd(det, _mm_setzero_pd()) ? 0x7 : 0;
-  const __m256d x = _mm256_andnot_pd(sign, load3(pose.translation.data()));
-  mask &= _mm256_movemask_pd(_mm256_cmp_pd(x, _mm256_set1_pd(tol::kMaxMagnitude), _CMP_LE_OQ));
+  // (r_22, t_x, t_y, t_z): lanes 1-3.
+  const __m256d x = _mm256_andnot_pd(sign, _mm256_loadu_pd(r + 8));
+  mask &= _mm256_movemask_pd(_mm256_cmp_pd(x, _mm256_set1_pd(tol::kMaxMagnitude), _CMP_LE_OQ)) >> 1;
   return mask & 0x7;
 }
 
