@@ -71,8 +71,8 @@ bool posesAreValidAvx2(const Transform& a, const Transform& b);
 /// Whether the CPU runs posesAreValidAvx2 (decided once).
 bool cpuHasAvx2();
 
-/// poseIsValid of both poses: by posesAreValidAvx2 where the CPU has AVX2 (the SSE2 form's ~70
-/// instructions per pose were ~13 % of a box-box contact query), else by poseIsValid.
+/// poseIsValid of both poses: by posesAreValidAvx2 where the CPU has AVX2, else by poseIsValid. (Per
+/// box-box contact query on an AMD EPYC: the SSE2 form cost ~14 ns of ~109, the AVX2 one ~12 of ~103.)
 inline bool posesAreValid(const Transform& a, const Transform& b) {
   static const bool avx2 = cpuHasAvx2();
   return avx2 ? posesAreValidAvx2(a, b) : poseIsValid(a) && poseIsValid(b);
