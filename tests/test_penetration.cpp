@@ -1217,7 +1217,8 @@ TEST(PenetrationBadInput, EveryPoseEntryIsChecked) {
 // that contact() and distance() use where the CPU has it (posesAreValidAvx2, RRᵀ), for the pose in
 // either argument, on valid rotations and on every kind of bad entry.
 TEST(PenetrationBadInput, PoseCheckFormsAgree) {
-  if (!detail::cpuHasAvx2()) GTEST_SKIP() << "no AVX2 and FMA on this CPU: only the SSE2 form runs (covered above)";
+  if (!detail::cpuHasAvx2Fma())
+    GTEST_SKIP() << "no AVX2 and FMA on this CPU: only the SSE2 form runs (covered above)";
   std::mt19937_64 rng(37);
   int valid = 0, refused = 0;
   auto agree = [&](const Transform& p, const Transform& good, const char* what, int e) {

@@ -10,7 +10,7 @@ namespace proxima::detail {
 
 #if defined(PROXIMA_HAVE_AVX2_CHECK)
 
-bool cpuHasAvx2() {
+bool cpuHasAvx2Fma() {
   __builtin_cpu_init();  // (a no-op after start-up; needed if the first query runs in a static constructor)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
@@ -44,7 +44,7 @@ static_assert(sizeof(Transform) == 12 * sizeof(Real), "Transform: rotation then 
   const __m256d eOff = _mm256_andnot_pd(sign, off);
   int mask = _mm256_movemask_pd(_mm256_cmp_pd(eDiag, tol, _CMP_LT_OQ)) &
              _mm256_movemask_pd(_mm256_cmp_pd(eOff, tol, _CMP_LT_OQ));
-  // det = c0 · (c1 x c2), c1 x c2 = yzx(c1) zxy(c2) - zxy(c1) yzx(c2) (lane 3 zero).
+  // det = c0 · (c1 x c2), c1 x c2 = yzx(c1) zxy(c2) - zxy(c1) yzx(c2); lane 3 is dropped before the sum.
   const __m256d cross = _mm256_fmsub_pd(p1, zxy(c2), _mm256_mul_pd(zxy(c1), p2));
   const __m256d t = _mm256_blend_pd(_mm256_mul_pd(c0, cross), _mm256_setzero_pd(), 0x8);
   const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));  // (t0 + t2, t1 + 0)
@@ -64,7 +64,7 @@ static_assert(sizeof(Transform) == 12 * sizeof(Real), "Transform: rotation then 
 
 #else
 
-bool cpuHasAvx2() { return false; }
+bool cpuHasAvx2Fma() { return false; }
 bool posesAreValidAvx2(const Transform& a, const Transform& b) { return poseIsValid(a) && poseIsValid(b); }
 
 #endif

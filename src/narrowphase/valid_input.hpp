@@ -69,13 +69,13 @@ inline bool poseIsValid(const Transform& pose) {
 /// quick verdict is stricter than validatePose), det > 0, coordinates finite and within 1e60.
 bool posesAreValidAvx2(const Transform& a, const Transform& b);
 /// Whether the CPU runs posesAreValidAvx2 (AVX2 and FMA; decided once).
-bool cpuHasAvx2();
+bool cpuHasAvx2Fma();
 
 /// poseIsValid of both poses: by posesAreValidAvx2 where the CPU has AVX2 and FMA, else by poseIsValid. (Per
 /// box-box contact query on an AMD EPYC: the SSE2 form cost ~14 ns of ~109, this one ~11 of ~102.)
 inline bool posesAreValid(const Transform& a, const Transform& b) {
-  static const bool avx2 = cpuHasAvx2();
-  return avx2 ? posesAreValidAvx2(a, b) : poseIsValid(a) && poseIsValid(b);
+  static const bool fast = cpuHasAvx2Fma();
+  return fast ? posesAreValidAvx2(a, b) : poseIsValid(a) && poseIsValid(b);
 }
 
 /// validateOptions(GjkOptions)'s verdict (the same conditions).
