@@ -831,7 +831,8 @@ void Simulation::rebuildNeighbours() {
   wallStates_ = std::move(states);
 }
 
-Simulation::ContactScales Simulation::contactScales(const PairLaw& law, Real depth, Real sqrtMass, Real rEff) {
+[[gnu::always_inline]] inline Simulation::ContactScales Simulation::contactScales(const PairLaw& law, Real depth,
+                                                                                  Real sqrtMass, Real rEff) {
   ContactScales s{sqrtMass, 0, 0, 0};
   if (law.model == ContactModel::HertzMindlin) {
     s.a = std::sqrt(rEff * depth);
@@ -842,7 +843,8 @@ Simulation::ContactScales Simulation::contactScales(const PairLaw& law, Real dep
   return s;
 }
 
-Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, const ContactScales& s) {
+[[gnu::always_inline]] inline Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn,
+                                                           const ContactScales& s) {
   Real fn = 0;
   if (law.model == ContactModel::HertzMindlin) {
     // Hertz normal force (4/3) E* √R* δ^{3/2}; damping α √(m* k_sec) v with k_sec = (4/3) E* √(R* δ):
@@ -855,8 +857,8 @@ Real Simulation::normalForce(const PairLaw& law, Real depth, Real vn, const Cont
   return fn > 0 ? fn : 0;  // no cohesion
 }
 
-Vec3 Simulation::tangentialForce(const PairLaw& law, const Vec3& n, const Vec3& vt, const ContactScales& s, Real fn,
-                                 Vec3& shear) const {
+[[gnu::always_inline]] inline Vec3 Simulation::tangentialForce(const PairLaw& law, const Vec3& n, const Vec3& vt,
+                                                               const ContactScales& s, Real fn, Vec3& shear) const {
   Real kt = 0, gt = 0;
   if (law.model == ContactModel::HertzMindlin) {
     kt = law.mindlinK * s.a;  // Mindlin no-slip tangential stiffness 8 G* a
@@ -868,8 +870,9 @@ Vec3 Simulation::tangentialForce(const PairLaw& law, const Vec3& n, const Vec3& 
   return springWithSlip(shear, n, vt, kt, gt, law.friction * fn, options_.timeStep);
 }
 
-Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real sqrtMass,
-                              Real rEff, Vec3& shear, Real& fnOut) const {
+[[gnu::always_inline]] inline Vec3 Simulation::contactForce(const PairLaw& law, Real depth, const Vec3& n,
+                                                            const Vec3& relVel, Real sqrtMass, Real rEff, Vec3& shear,
+                                                            Real& fnOut) const {
   const Real vn = relVel.dot(n);  // > 0: separating
   const ContactScales s = contactScales(law, depth, sqrtMass, rEff);
   const Real fn = normalForce(law, depth, vn, s);
@@ -1052,8 +1055,8 @@ void Simulation::releasePair(std::size_t k) {
   if (p.cache >= 0) pairDepth_[static_cast<std::size_t>(p.cache)] = 0;
 }
 
-void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t,
-                                bool scatter) {
+[[gnu::always_inline]] inline void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j,
+                                                              const Vec3& f, const PairTorques& t, bool scatter) {
   pairForce_[k] = f;
   pairTorque_[k] = t;
   if (!scatter) return;

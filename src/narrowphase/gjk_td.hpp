@@ -27,16 +27,43 @@
 
 namespace proxima::detail {
 
+// The small helpers below are forced inline: gjkTd's instantiations are large enough that GCC's
+// growth limits left them (and Eigen's == and allFinite, std::min / std::max of a list) as calls,
+// which pass every Vec3 through memory and stall on the store forward.
+/// a == b component by component (Eigen's ==: false when either has a NaN).
+[[gnu::always_inline]] inline bool sameVec(const Vec3& a, const Vec3& b) {
+  return (a.x() == b.x()) & (a.y() == b.y()) & (a.z() == b.z());
+}
+/// Every component finite (Eigen's allFinite).
+[[gnu::always_inline]] inline bool finiteVec(const Vec3& a) {
+  return std::isfinite(a.x()) & std::isfinite(a.y()) & std::isfinite(a.z());
+}
+/// std::min({a, b, c}) and std::max({a, b, c}): the same fold (first extreme wins, same comparisons).
+[[gnu::always_inline]] inline Real min3(Real a, Real b, Real c) {
+  Real m = a;
+  if (b < m) m = b;
+  if (c < m) m = c;
+  return m;
+}
+[[gnu::always_inline]] inline Real max3(Real a, Real b, Real c) {
+  Real m = a;
+  if (m < b) m = b;
+  if (m < c) m = c;
+  return m;
+}
+
 /// facePlane's first half: the cross product (y1 - y0) x (y2 - y0) as rounded and the magnitude
 /// terms of the orient3d filter.
-inline void faceCross(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs) {
+[[gnu::always_inline]] inline void faceCross(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross,
+                                             Vec3& crossAbs) {
   const Vec3 u = y1 - y0, v = y2 - y0;
   cross = u.cross(v);
   crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
                   std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
 }
 /// facePlane's second half: unit normal and plane distance from the cross product.
-inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const Vec3& cross, Vec3& n, Real& d) {
+[[gnu::always_inline]] inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const Vec3& cross,
+                                                 Vec3& n, Real& d) {
   const Real len = cross.norm();
   if (!(len > 0 && std::isfinite(len))) return false;
   n = cross / len;
@@ -45,15 +72,16 @@ inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const 
 }
 /// Plane of triangle (y0, y1, y2): faceCross, then the unit normal and the plane distance from the
 /// origin (the mean over the vertices: least cancellation). False when the normal is zero or not finite.
-inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross, Vec3& crossAbs, Vec3& n, Real& d) {
+[[gnu::always_inline]] inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross,
+                                             Vec3& crossAbs, Vec3& n, Real& d) {
   faceCross(y0, y1, y2, cross, crossAbs);
   return faceNormalise(y0, y1, y2, cross, n, d);
 }
 
 /// Sign of orient3d(y0, y1, y2, q) from the face's cached cross product (w = q - y0): the filter
 /// first, the exact predicate only when it is uncertain.
-inline int faceOrient(const Vec3& cross, const Vec3& crossAbs, const Vec3& y0, const Vec3& y1, const Vec3& y2,
-                      const Vec3& q, const Vec3& w) {
+[[gnu::always_inline]] inline int faceOrient(const Vec3& cross, const Vec3& crossAbs, const Vec3& y0, const Vec3& y1,
+                                             const Vec3& y2, const Vec3& q, const Vec3& w) {
   const Real det = cross.dot(w);
   const Real bound = 16.0 * tol::kEps * crossAbs.dot(w.cwiseAbs());
   if (det > bound) return 1;
@@ -115,7 +143,7 @@ class ExpandingPolytope {
   /// Vertex s repeats an earlier vertex exactly (then it cannot lie beyond any face).
   [[nodiscard]] bool duplicates(int s) const {
     for (int i = 0; i < s; ++i)
-      if (y[i] == y[s]) return true;
+      if (sameVec(y[i], y[s])) return true;
     return false;
   }
 
@@ -128,7 +156,7 @@ class ExpandingPolytope {
   [[nodiscard]] bool seesPoint(const Vec3& q, int k) const {
     const Face& g = f[k];
     // A vertex of the face itself lies on its plane (common: supports repeat at convergence).
-    if (q == y[g.v[0]] || q == y[g.v[1]] || q == y[g.v[2]]) return false;
+    if (sameVec(q, y[g.v[0]]) || sameVec(q, y[g.v[1]]) || sameVec(q, y[g.v[2]])) return false;
     return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, Vec3(q - y[g.v[0]])) > 0;
   }
 
@@ -274,7 +302,8 @@ ExpandingPolytope& scratchPolytope();
 
 /// λ of the projection p of the origin on triangle (a, b, c) with unit normal n, by area ratios in
 /// the plane (Descantes Eqs. 8-10 rewritten; stays regular as the depth goes to zero).
-inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n, const Vec3& p, Real lam[3]) {
+[[gnu::always_inline]] inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n,
+                                                    const Vec3& p, Real lam[3]) {
   const Real total = n.dot((b - a).cross(c - a));
   lam[0] = n.dot((b - p).cross(c - p)) / total;
   lam[1] = n.dot((c - p).cross(a - p)) / total;
@@ -317,7 +346,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
 
   // A face answer: the origin's projection on the triangle paF[i] - pbA[i] (barycentrics lam), depth d
   // along nLocal; all in A's frame. lowerBound is the caller's.
-  auto answerOnFace = [&](Status st, Real d, const Vec3& nLocal, const Vec3* paF, const Vec3* pbA, const Real* lam) {
+  auto answerOnFace = [&](Status st, Real d, const Vec3& nLocal, const Vec3* paF, const Vec3* pbA, const Real* lam)
+      __attribute__((always_inline)) {
     Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
     for (int i = 0; i < 3; ++i) {
       za += lam[i] * paF[i];
@@ -363,7 +393,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   auto toA = [&](const Vec3& lb) -> Vec3 { return mulMat(R, lb) + t; };
   // CSO support point along dir, s_A(dir) - s_B(-dir), in A's frame; sa is A's support point (A's
   // frame), lb B's support point exactly as B returns it (B's frame).
-  auto csoSupport = [&](const Vec3& dir, Vec3& sa, Vec3& lb) -> Vec3 {
+  auto csoSupport = [&](const Vec3& dir, Vec3& sa, Vec3& lb) __attribute__((always_inline))->Vec3 {
     sa = a.support(dir, hintA);
     lb = b.support(mulMatT(R, Vec3(-dir)), hintB);
     return sa - toA(lb);
@@ -372,7 +402,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   auto support = [&](const Vec3& dir) -> int {
     Vec3 sa, lb;
     const Vec3 w = csoSupport(dir, sa, lb);
-    if (!w.allFinite()) return -2;
+    if (!finiteVec(w)) return -2;
     return P.addVertex(w, sa, lb);
   };
   // Keeps the last added vertex s only if it lies strictly outside the polytope, inserting it.
@@ -608,7 +638,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         Vec3 sa, sb;
         y[4] = csoSupport(n, sa, sb);
         pa[4] = sa, lb[4] = sb;
-        ok = y[4].allFinite();
+        ok = finiteVec(y[4]);
         if (ok) {
           scale2 = std::max(scale2, y[4].squaredNorm());
           // closestFace(): the first face with the smallest plane distance must be the base. A side
@@ -629,7 +659,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         if (ok) {
           const Real h = n.dot(y[4]);
           bool dup = false;
-          for (int i = 0; i < 4; ++i) dup = dup || y[i] == y[4];
+          for (int i = 0; i < 4; ++i) dup = dup || sameVec(y[i], y[4]);
           bool seen = false;
           // (a face vertex is one of y[0..3]: `dup` covers sees()'s on-the-face case)
           if (!dup && h - F[0].d > opt.relTolerance * std::sqrt(scale2))
@@ -637,7 +667,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           // Accepted (no expansion). A sliver base takes the general path's long-double re-fit.
           const LeanFace& A = F[0];
           const Vec3 e0 = y[A.v[1]] - y[A.v[0]], e1 = y[A.v[2]] - y[A.v[1]], e2 = y[A.v[0]] - y[A.v[2]];
-          const Real longest2 = std::max({e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm()});
+          const Real longest2 = max3(e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm());
           ok = !seen && A.cross.norm() >= 0.05 * longest2;
           if (ok) {
             const Real sc = std::sqrt(scale2);
@@ -652,7 +682,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
               if (!planed[k] || !(g.d <= A.d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
               Real l[3];
               faceBarycentrics(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.n, g.d * g.n, l);
-              const Real m = std::min({l[0], l[1], l[2]});
+              const Real m = min3(l[0], l[1], l[2]);
               if (m > worst) worst = m, best = k, have = true, lam[0] = l[0], lam[1] = l[1], lam[2] = l[2];
             }
             if (!have)  // (no candidate: non-finite planes only) the base's own barycentrics
@@ -1014,7 +1044,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (!g.alive || !(g.d <= d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
       Real l[3];
       faceBarycentrics(P.y[g.v[0]], P.y[g.v[1]], P.y[g.v[2]], g.n, g.d * g.n, l);
-      const Real m = std::min({l[0], l[1], l[2]});
+      const Real m = min3(l[0], l[1], l[2]);
       if (m > worst) worst = m, best = k;
     }
   }
@@ -1023,7 +1053,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   bool wellShaped = false;
   if (status == Status::Overlapping && std::isfinite(hFinal)) {
     const Vec3 e0 = P.y[F.v[1]] - P.y[F.v[0]], e1 = P.y[F.v[2]] - P.y[F.v[1]], e2 = P.y[F.v[0]] - P.y[F.v[2]];
-    const Real longest2 = std::max({e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm()});
+    const Real longest2 = max3(e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm());
     wellShaped = F.cross.norm() >= 0.05 * longest2;
   }
   if (wellShaped) {
