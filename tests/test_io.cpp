@@ -110,6 +110,52 @@ TEST(MeshIo, ErrorsNameFileAndLine) {
   EXPECT_NE(ext.message().find("unknown mesh format"), std::string::npos);
 }
 
+// Vertex coordinates of OBJ and ASCII STL (review 2026-11-27: read with >>, so '3abc' was 3 and 'nan'
+// was "needs three numbers"): each coordinate a whole finite number, else an error naming the file,
+// the line and the token.
+TEST(MeshIo, VertexCoordinatesAreWholeFiniteNumbers) {
+  const std::string obj = tempPath("coords.obj"), stl = tempPath("coords.stl");
+  auto readObjText = [&](const std::string& v) {
+    {
+      std::ofstream out(obj, std::ios::binary);
+      out << "v 0 0 0\nv 1 0 0\n" << v << "\nv 0 0 1\nf 1 2 3\nf 1 2 4\n";
+    }
+    return io::readMesh(obj);
+  };
+  auto readStlText = [&](const std::string& v) {
+    {
+      std::ofstream out(stl, std::ios::binary);
+      out << "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n" << v
+          << "\nendloop\nendfacet\nendsolid t\n";
+    }
+    return io::readMesh(stl);
+  };
+  for (const char* v : {"v 0 1 0", "v 0 1.0e0 -0", "v +0 1 0", "v 0 1 0 1"}) {
+    auto m = readObjText(v);
+    ASSERT_TRUE(m.ok()) << v << ": " << m.message();
+    EXPECT_EQ(m.value().vertices[2], Vec3(0, 1, 0)) << v;
+  }
+  ASSERT_TRUE(readStlText("vertex 0 1 0").ok());
+  struct Bad {
+    const char* coords;
+    const char* why;
+  } bad[] = {{"0 1 3abc", "'3abc' is not a number"}, {"0 1 nan", "'nan' is not finite"},
+             {"0 inf 0", "'inf' is not finite"},      {"0 1e400 0", "'1e400' is out of range"},
+             {"0 0x10 0", "'0x10' is not a number"},   {"0 1", "needs three numbers"}};
+  for (const Bad& b : bad) {
+    auto o = readObjText(std::string("v ") + b.coords);
+    ASSERT_FALSE(o.ok()) << b.coords;
+    EXPECT_NE(o.message().find(obj + ":3"), std::string::npos) << o.message();
+    EXPECT_NE(o.message().find(b.why), std::string::npos) << o.message();
+    auto t = readStlText(std::string("vertex ") + b.coords);
+    ASSERT_FALSE(t.ok()) << b.coords;
+    EXPECT_NE(t.message().find(stl + ":6"), std::string::npos) << t.message();
+    EXPECT_NE(t.message().find(b.why), std::string::npos) << t.message();
+  }
+  std::filesystem::remove(obj);
+  std::filesystem::remove(stl);
+}
+
 // OBJ face vertices (review 2026-11-27: read with atoi, so '3abc' was vertex 3 and 99999999999 wrapped
 // around): the four OBJ forms and relative indices are read, anything else is an error naming the
 // file, the line and the token.

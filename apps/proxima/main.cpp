@@ -8,6 +8,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <CLI/CLI.hpp>
@@ -15,6 +16,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #include "proxima/dem/threads.hpp"
 #include "proxima/io/shape_json.hpp"
@@ -64,6 +67,43 @@ std::string jsonErrorText(const json::exception& e, bool oneLine) {
   return m;
 }
 
+// A result as one line of JSON. Bytes that are not UTF-8 (a malformed input line is quoted in its
+// error message) are written as U+FFFD instead of making the writer throw.
+std::string jsonLine(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// Input nested deeper than this is refused before it is parsed: copying and writing a JSON value
+// recurse once per level, and a 200 kB line of brackets overflowed the stack.
+constexpr int kMaxJsonDepth = 256;
+
+// The depth of the deepest array or object of a JSON text (brackets inside strings do not count);
+// stops counting past kMaxJsonDepth.
+int jsonNesting(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool inString = false, escaped = false;
+  for (const char c : text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > kMaxJsonDepth) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Parses a pair's JSON text; too deep a nesting is a parse error like any other.
+json parsePairText(std::string_view text) {
+  if (jsonNesting(text) > kMaxJsonDepth)
+    throw std::invalid_argument("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  return json::parse(text);
+}
+
 json invalid(const std::string& message, const QueryOptions& q, const json& id = nullptr) {
   return io::invalidInputJson(message, id, q.contact ? std::optional<PenetrationMethod>(q.method) : std::nullopt);
 }
@@ -96,14 +136,16 @@ int runBatch(std::istream& in, const std::string& baseDir, const QueryOptions& q
     const std::string where = "line " + std::to_string(no) + ": ";
     json out;
     try {
-      out = runPair(json::parse(line), baseDir, meshes, q);
+      out = runPair(parsePairText(line), baseDir, meshes, q);
       // (a field error names the field; the line is named here)
       if (out["status"] == "invalid_input" && out.contains("message"))
         out["message"] = where + out["message"].get<std::string>();
     } catch (const json::exception& e) {  // syntax errors, numbers beyond a double (1e400), ...
       out = invalid(where + "malformed JSON: " + jsonErrorText(e, true), q);
+    } catch (const std::invalid_argument& e) {  // nested too deep
+      out = invalid(where + "malformed JSON: " + e.what(), q);
     }
-    std::cout << out.dump() << '\n';
+    std::cout << jsonLine(out) << '\n';
     std::cout.flush();  // a result per line as it is computed (a later line cannot lose it)
   }
   return 0;
@@ -139,9 +181,9 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
   if (pairFile.empty()) {
     std::cerr << "proxima " << name << ": no pair file given; running the built-in examples\n";
     if (q.contact)
-      for (const char* text : kBuiltInContactPairs) std::cout << runPair(json::parse(text), "", meshes, q).dump() << '\n';
+      for (const char* text : kBuiltInContactPairs) std::cout << jsonLine(runPair(json::parse(text), "", meshes, q)) << '\n';
     else
-      for (const char* text : kBuiltInPairs) std::cout << runPair(json::parse(text), "", meshes, q).dump() << '\n';
+      for (const char* text : kBuiltInPairs) std::cout << jsonLine(runPair(json::parse(text), "", meshes, q)) << '\n';
     return 0;
   }
   if (const std::string m = notAFile(pairFile); !m.empty()) {
@@ -155,13 +197,18 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
   }
   json j;
   try {
-    j = json::parse(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    j = parsePairText(text.str());
   } catch (const json::exception& e) {  // syntax errors, numbers beyond a double (1e400), ...
-    std::cout << invalid(pairFile + ": malformed JSON: " + jsonErrorText(e, false), q).dump() << '\n';
+    std::cout << jsonLine(invalid(pairFile + ": malformed JSON: " + jsonErrorText(e, false), q)) << '\n';
+    return 1;
+  } catch (const std::invalid_argument& e) {  // nested too deep
+    std::cout << jsonLine(invalid(pairFile + ": malformed JSON: " + e.what(), q)) << '\n';
     return 1;
   }
   const json out = runPair(j, std::filesystem::path(pairFile).parent_path().string(), meshes, q);
-  std::cout << out.dump() << '\n';
+  std::cout << jsonLine(out) << '\n';
   // Exit status 1 when there is no answer: invalid input, or a query that broke down (degenerate).
   return out["status"] == "invalid_input" || out["status"] == "degenerate" ? 1 : 0;
 }
@@ -188,15 +235,17 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "brute-force", "hill-climb"}));
   }
   // Number checks whose messages say what is expected (CLI11's range checks print the double range).
-  auto numberCheck = [](bool wholeNumber) {
+  // (whole numbers: at most `most`; the thread count has the scenario key's limit, 4096)
+  auto numberCheck = [](bool wholeNumber, double most = 1e6) {
     return CLI::Validator(
-        [wholeNumber](std::string& text) -> std::string {
-          const std::string want = wholeNumber ? "a whole number >= 0" : "a positive, finite number of seconds";
+        [wholeNumber, most](std::string& text) -> std::string {
+          const std::string want = wholeNumber ? "a whole number from 0 to " + std::to_string(static_cast<long>(most))
+                                               : "a positive, finite number of seconds";
           try {
             std::size_t used = 0;
             const double x = std::stod(text, &used);
             const bool ok = used == text.size() && std::isfinite(x) &&
-                            (wholeNumber ? x >= 0 && x == std::floor(x) && x < 1e6 : x > 0);
+                            (wholeNumber ? x >= 0 && x == std::floor(x) && x <= most : x > 0);
             return ok ? std::string() : "expected " + want + ", got '" + text + "'";
           } catch (const std::exception&) {
             return "expected " + want + ", got '" + text + "'";
@@ -210,7 +259,7 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", runOpts.output, "output directory (overrides output.directory)")
       ->check(CLI::Validator([](std::string& d) { return d.empty() ? std::string("expected a directory, got ''") : std::string(); }, "DIR"));
   run->add_flag("--resume", runOpts.resume, "continue from OUTPUT/checkpoint.bin (bit-for-bit)");
-  run->add_option("-j,--threads", runOpts.threads, "OpenMP threads (overrides threads)")->check(numberCheck(true));
+  run->add_option("-j,--threads", runOpts.threads, "OpenMP threads (overrides threads)")->check(numberCheck(true, 4096));
   run->add_option("--duration", runOpts.duration, "simulated time in s (overrides time.duration)")->check(numberCheck(false));
   run->add_flag("--no-vtk", runOpts.noVtk, "no ParaView frames (CSV, checkpoints and summary only)");
   run->add_flag("-q,--quiet", runOpts.quiet, "no progress line");

@@ -36,6 +36,25 @@ R finish(const std::string& path, TriangleMesh mesh) {
   return mesh;
 }
 
+// A vertex's three coordinates from the rest of its line: each a whole token that is a finite
+// number (std::from_chars: `>>` read '3abc' as 3 and 'nan' as a parse failure). Empty on success,
+// else what is wrong.
+std::string readPoint(std::istringstream& s, Vec3& p) {
+  for (int c = 0; c < 3; ++c) {
+    std::string tok;
+    if (!(s >> tok)) return "vertex needs three numbers";
+    double x = 0;
+    const char* begin = tok.data() + (tok.size() > 1 && tok[0] == '+');  // (from_chars takes no '+')
+    const char* end = tok.data() + tok.size();
+    const auto [q, ec] = std::from_chars(begin, end, x);
+    if (ec == std::errc::result_out_of_range) return "vertex coordinate '" + tok + "' is out of range";
+    if (ec != std::errc() || q != end) return "vertex coordinate '" + tok + "' is not a number";
+    if (!std::isfinite(x)) return "vertex coordinate '" + tok + "' is not finite";
+    p[c] = x;
+  }
+  return {};
+}
+
 }  // namespace
 
 R readObj(const std::string& path) {
@@ -53,7 +72,7 @@ R readObj(const std::string& path) {
     if (!(s >> tag) || tag[0] == '#') continue;
     if (tag == "v") {
       Vec3 p;
-      if (!(s >> p.x() >> p.y() >> p.z())) return fail(path, no, "vertex needs three numbers");
+      if (const std::string why = readPoint(s, p); !why.empty()) return fail(path, no, why);
       mesh.vertices.push_back(p);
     } else if (tag == "vt") {
       ++texCoords;
@@ -152,7 +171,7 @@ R readStl(const std::string& path) {
     if (tag == "solid") sawSolid = true;
     else if (tag == "vertex") {
       Vec3 p;
-      if (!(ls >> p.x() >> p.y() >> p.z())) return fail(path, no, "vertex needs three numbers");
+      if (const std::string why = readPoint(ls, p); !why.empty()) return fail(path, no, why);
       facet.push_back(vertexId(p));
     } else if (tag == "endloop") {
       if (facet.size() != 3) return fail(path, no, "facet does not have three vertices");

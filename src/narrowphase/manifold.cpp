@@ -19,10 +19,14 @@ namespace proxima::detail {
 namespace {
 
 constexpr int kMaxPoly = 64;  // larger faces fall back to the single point (no allocation here)
-// A face counts as the contact face when its normal is within ~1.4e-3 rad of the contact normal.
+// A face counts as the contact face when its normal is within ~1.4e-6 rad of the contact normal.
 // GJK-TD returns face normals to ~1e-15 in face contacts, so this only separates face contacts
-// from edge-edge ones.
-constexpr Real kFaceAlignCos = 1.0 - 1e-6;
+// from edge-edge ones. (It was ~1.4e-3 rad: an edge-edge contact whose axis lay that close to a face
+// normal got that face's manifold, with points up to ~1e-3 of the body size off both surfaces.)
+constexpr Real kFaceAlignCos = 1.0 - 1e-12;
+// A segment (capsule core) lies across the normal, or two segments are parallel, within ~1e-6 rad:
+// a capsule resting on a face or on another capsule keeps its two-point line contact.
+constexpr Real kSegmentAlignCos = 1.0 - 1e-6;
 
 struct Poly {
   Vec3 p[kMaxPoly];
@@ -65,7 +69,7 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
   } else if constexpr (std::is_same_v<C, Segment>) {
     const Real da = d.dot(c.a), db = d.dot(c.b), len = (c.b - c.a).norm();
     // Both ends when the segment is perpendicular to d (edge contact), else the supporting end.
-    if (std::abs(da - db) <= (1 - kFaceAlignCos) * len)
+    if (std::abs(da - db) <= (1 - kSegmentAlignCos) * len)
       f.p[0] = c.a, f.p[1] = c.b, f.n = 2;
     else
       f.p[0] = da > db ? c.a : c.b, f.n = 1;
@@ -193,6 +197,11 @@ struct SidePlane {
   [[nodiscard]] Real operator()(const Vec3& p) const { return ix * (p.x() - ax) + iy * (p.y() - ay) + iz * (p.z() - az); }
 };
 
+// A manifold point's depth: in [0, the contact's depth]. Measured along the reference face's normal,
+// which may differ from the contact normal by the alignment tolerance, it could exceed the pair's
+// depth by rounding; no point of the manifold is deeper than the pair.
+inline Real pointDepth(Real depth, Real contactDepth) { return std::min(std::max<Real>(depth, 0), contactDepth); }
+
 // Sutherland-Hodgman: keeps the part of polygon `in` inside the prism over the convex polygon
 // `ref` (counter-clockwise about m).
 // Written without data-dependent branches: which points are inside and which edges cross is random
@@ -305,7 +314,7 @@ bool singleVertexInside(const Poly& ref, const Vec3* inc, int nInc, Real h, Real
   if (d < -slack) return true;  // (nothing passes: the single point stays, as after clipping)
   const Vec3 point = p + (0.5 * (coreDepth + rRef - rInc)) * mm;
   r.contactCount = 1;
-  r.contacts[0] = {poseRef.apply(point), std::max<Real>(d, 0)};
+  r.contacts[0] = {poseRef.apply(point), pointDepth(d, r.depth)};
   return true;
 }
 
@@ -356,7 +365,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     const Vec3 u = (a1 - a0) / la;
     // Both segments lie across the normal also when they cross (the normal is then their common
     // perpendicular): only parallel ones touch along a line.
-    if (!(std::abs(u.dot(eb)) >= kFaceAlignCos * lb)) return;
+    if (!(std::abs(u.dot(eb)) >= kSegmentAlignCos * lb)) return;
     const Real ta = u.dot(b0 - a0), tb = u.dot(b1 - a0);
     const Real lo = std::max<Real>(0, std::min(ta, tb)), hi = std::min(la, std::max(ta, tb));
     const Real scale = std::max({la, lb, a0.cwiseAbs().maxCoeff(), b0.cwiseAbs().maxCoeff()});
@@ -369,7 +378,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
       const Vec3 qb = b0 + s * eb;
       const Real depth = ra + rb - n.dot(qb - qa);
       if (depth < -1e-12 * scale) continue;
-      r.contacts[k++] = {Vec3(0.5 * (qa + qb) + 0.5 * (ra - rb) * n), std::max<Real>(depth, 0)};
+      r.contacts[k++] = {Vec3(0.5 * (qa + qb) + 0.5 * (ra - rb) * n), pointDepth(depth, r.depth)};
     }
     if (k == 2) r.contactCount = 2;
     else singlePointManifold(r);
@@ -413,7 +422,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     bool dup = false;
     for (int j = 0; j < k && !dup; ++j) dup = (pts[j].point - point).squaredNorm() <= slack * slack;
     if (dup) continue;
-    pts[k++] = {point, std::max<Real>(depth, 0)};
+    pts[k++] = {point, pointDepth(depth, r.depth)};
   }
   if (k == 0) return;  // rounding: keep the single point
   k = reduceToFour(pts, k, mm);

@@ -193,5 +193,38 @@ for method in ["nezami", "cundall"]:
     check(f"{method} contact point", math.dist(r["contact_point"], [0, 0, 0.95]) < 1e-9, r)
     check(f"{method} witness_a - witness_b = depth n", math.dist([a - b for a, b in zip(r["witness_a"], r["witness_b"])], [r["depth"] * x for x in r["normal"]]) < 1e-12, r)
 
+# Review 2026-11-27: input that crashed the program.
+# Bytes that are not UTF-8 on a batch line: that line is invalid_input, the batch goes on.
+good = json.dumps({"a": {"type": "sphere", "radius": 1}, "b": {"type": "point"}}).encode()
+raw = good + b"\n" + b'{"a":{"type":"sph\xffere","radius":1},"b":{"type":"point"}}\n' + good + b"\n"
+p = subprocess.run([EXE, "contact", "--batch", "-"], input=raw, capture_output=True, timeout=120)
+res = [json.loads(x) for x in p.stdout.decode().strip().splitlines()]
+check("non-UTF-8 line: no crash, the batch goes on", p.returncode == 0 and len(res) == 3, (p.returncode, p.stderr[-300:]))
+check("non-UTF-8 line named", len(res) == 3 and res[1]["status"] == "invalid_input" and res[1]["message"].startswith("line 2:")
+      and res[2]["status"] == "overlapping", res)
+# A 200 kB line of nested brackets (it overflowed the stack when the id was echoed).
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "deep.json")
+    with open(path, "w") as f:
+        f.write('{"id":' + "[" * 100000 + "]" * 100000 + ',"a":{"type":"point"},"b":{"type":"point"}}')
+    rc, out, _ = run([path], cmd="contact")
+    r = json.loads(out)
+    check("deep nesting refused", rc == 1 and r["status"] == "invalid_input" and "nested deeper" in r["message"], (rc, out[:300]))
+    rc, out, _ = run(["--batch", path], cmd="contact")
+    r = json.loads(out)
+    check("deep nesting in a batch named by line", rc == 0 and r["message"].startswith("line 1:"), out[:300])
+# An edge-edge contact whose axis is 1.3e-3 rad from a face normal of A keeps its single point (it got
+# that face's 4-point manifold, with points ~7e-4 off both boxes and one deeper than the contact).
+case = {"a": {"type": "box", "half_extents": [0.2814954522318888, 0.9356604048193204, 1.279350947826431],
+              "position": [-0.9390422977630712, -0.7688073471835875, 0.12515050999842403],
+              "orientation": [-0.6666693101850246, -0.5773316539443829, 0.2923729869382105, 0.3698083675636554]},
+        "b": {"type": "box", "half_extents": [1.342160170597555, 1.1464458855176383, 0.741903666406805],
+              "position": [-1.0871633441944177, -1.3286141234423634, -0.3004025458051372],
+              "orientation": [-0.3033124224644948, -0.16609858529227792, 0.8490022300892719, 0.39950975913745407]}}
+rc, out, _ = run(["--batch", "-"], stdin=json.dumps(case) + "\n", cmd="contact")
+r = json.loads(out)
+check("near-face edge-edge contact: one point", len(r["contacts"]) == 1 and r["contacts"][0]["depth"] <= r["depth"], r)
+check("near-face edge-edge contact: the SAT depth", abs(r["depth"] - 1.1477803452196114) < 1e-12, r["depth"])
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -92,6 +92,10 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(SCENARIO.replace("time: {duration: 0.06}", "time: {duration: 0.06, step: 0.01}"))
     r = run([bad, "-o", "bad"], tmp)
     check(r.returncode == 2 and "stable" in r.stderr, f"time step above the stable limit refused ({r.stderr.strip()})")
+    # A thread count beyond the scenario key's limit is refused by the option (99999 crashed libgomp).
+    r = run([scen, "-o", "many", "-q", "-j", "99999"], tmp)
+    check(r.returncode != 0 and "4096" in r.stderr and "Segmentation" not in r.stderr,
+          f"-j 99999 refused ({r.returncode}: {r.stderr.strip()[-200:]})")
     r = run([os.path.join(tmp, "missing.yaml")], tmp)
     check(r.returncode == 2 and "missing.yaml" in r.stderr, "missing scenario file named")
 
