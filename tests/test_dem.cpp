@@ -557,6 +557,35 @@ TEST(Dem, StableTimeStepMatchesTheRayleighTimeForSoftSpheres) {
   EXPECT_LT(hard.stableTimeStep(100), hard.stableTimeStep(1));
 }
 
+// Review 2026-11-27: a restitution of 1e-4 blew up on the automatic step (the explicit damping of a
+// contact with ζ ~ 46 is unstable far below the undamped limit), and 300 m/s was a "blow-up" at step 0.
+TEST(Dem, DampedTimeStepCoversHeavyDampingAndFastParticles) {
+  auto limits = [](Real e, Real speed) {
+    Simulation sim;
+    sim.setMaterials({soft(e, 0.5)}, ContactModel::HertzMindlin);
+    const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{0.001})).value());
+    sim.addParticle(k, 0, Vec3::Zero());
+    return std::pair{sim.stableTimeStep(speed), sim.dampedTimeStep(speed)};
+  };
+  // No damping: the same limit (the speed bound, 1 mm at 1 m/s, is far above it).
+  const auto [elastic, elasticDamped] = limits(1.0, 1.0);
+  EXPECT_EQ(elasticDamped, elastic);
+  // Usual restitution: the damped limit stays above the automatic step (0.2 x the undamped limit),
+  // so the automatic step of such scenarios is unchanged.
+  const auto [usual, usualDamped] = limits(0.5, 1.0);
+  EXPECT_LT(usualDamped, usual);
+  EXPECT_GT(usualDamped, 0.2 * usual);
+  // Heavy damping: Hertz damping coefficient ~112 for e = 1e-4, ζ = c / (2 √1.5) · √(m / (I / r²)) ~ 72,
+  // so the factor √(1 + ζ²) − ζ ~ 1 / (2 ζ) ~ 0.007, within the Hertz part of the limit.
+  const auto [heavy, heavyDamped] = limits(1e-4, 1.0);
+  EXPECT_LT(heavyDamped, 0.02 * heavy);
+  EXPECT_GT(heavyDamped, 0.001 * heavy);
+  // A particle at 300 m/s may not cross its own radius in one step.
+  const auto [fast, fastDamped] = limits(0.5, 300.0);
+  EXPECT_LE(fastDamped, 0.001 / 300.0);
+  EXPECT_LE(fastDamped, fast);
+}
+
 namespace {
 
 // One sphere (r = 5 mm) and walls; returns the simulation ready to initialize.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,11 +110,44 @@ struct Cadence {
 // The parts of a scenario that a resumed run must share with the run that wrote the checkpoint:
 // everything but the run length, the stop rule, the thread count and the output settings (which a
 // resume may change: results do not depend on them).
-json resumeFingerprint(const dem::Scenario& sc) {
+// A file's content as FNV-1a 64 (hex), or "unreadable".
+std::string fileDigest(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "unreadable";
+  std::uint64_t h = 14695981039346656037ULL;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize k = 0; k < in.gcount(); ++k) h = (h ^ static_cast<unsigned char>(buf[k])) * 1099511628211ULL;
+    if (!in) break;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// Every mesh file the scenario names ("file" of a shape or wall), with its content's digest next to
+// it: a mesh edited between a run and its resume changes the particles or walls the checkpoint
+// belongs to. (Relative paths are the scenario file's, as the parser reads them.)
+void addFileDigests(json& j, const fs::path& baseDir) {
+  if (j.is_array()) {
+    for (json& e : j) addFileDigests(e, baseDir);
+  } else if (j.is_object()) {
+    if (j.contains("file") && j["file"].is_string()) {
+      fs::path f = j["file"].get<std::string>();
+      if (f.is_relative() && !baseDir.empty()) f = baseDir / f;
+      j["file_fnv1a"] = fileDigest(f);
+    }
+    for (auto& [key, value] : j.items())
+      if (key != "file") addFileDigests(value, baseDir);
+  }
+}
+
+json resumeFingerprint(const dem::Scenario& sc, const fs::path& baseDir) {
   json j = json::parse(sc.canonical.empty() ? "{}" : sc.canonical, nullptr, false);
   if (!j.is_object()) return json::object();
   for (const char* k : {"stop", "threads", "output"}) j.erase(k);
   if (j.contains("time") && j["time"].is_object()) j["time"].erase("duration");
+  addFileDigests(j, baseDir);
   return j;
 }
 
@@ -241,7 +275,8 @@ int runScenario(const RunOptions& o) {
                  "shapes (needles, flat hulls)\n";
     return 2;
   }
-  const json fingerprint = resumeFingerprint(sc);
+  const json fingerprint =
+      resumeFingerprint(sc, o.scenario.empty() ? fs::path() : fs::path(o.scenario).parent_path());
   Cadence cad;
   cad.total = std::max<std::int64_t>(1, std::llround(sc.duration / dt));
   cad.frame = stepsFor(sc.output.frameInterval, dt, cad.total / 20);
@@ -252,16 +287,7 @@ int runScenario(const RunOptions& o) {
   double wallBefore = 0;
   std::optional<std::int64_t> resumeStep;
   if (o.resume) {
-    std::ifstream in(dir / "checkpoint.bin", std::ios::binary);
-    if (!in) {
-      std::cerr << "proxima run: --resume: no checkpoint in '" << dir.string() << "' (checkpoint.bin)\n";
-      return 2;
-    }
-    if (auto loaded = sim.loadState(in); !loaded.ok()) {
-      std::cerr << "proxima run: --resume: " << (dir / "checkpoint.bin").string() << ": " << loaded.message() << '\n';
-      return 2;
-    }
-    resumeStep = sim.stepCount();
+    // The scenario record first (it names the field that differs), then the checkpoint itself.
     json meta;
     try {
       std::ifstream metaIn(dir / "checkpoint.json");
@@ -275,8 +301,13 @@ int runScenario(const RunOptions& o) {
       const json diff = json::diff(meta["scenario"], fingerprint);
       if (!diff.empty()) {
         std::string paths;
-        for (std::size_t k = 0; k < diff.size() && k < 6; ++k)
-          paths += (k ? ", " : "") + fieldPath(diff[k].value("path", std::string("?")));
+        for (std::size_t k = 0; k < diff.size() && k < 6; ++k) {
+          std::string path = fieldPath(diff[k].value("path", std::string("?")));
+          // (a mesh's digest: its file's content changed, or the file is another)
+          if (const auto at = path.rfind(".file_fnv1a"); at != std::string::npos && at + 11 == path.size())
+            path = path.substr(0, at) + ".file (the mesh file's content)";
+          paths += (k ? ", " : "") + path;
+        }
         if (diff.size() > 6) paths += ", ...";
         std::cerr << "proxima run: --resume: " << sc.sourceFile << " differs from the scenario of the checkpoint in '"
                   << dir.string() << "' at " << paths
@@ -285,9 +316,24 @@ int runScenario(const RunOptions& o) {
         return 2;
       }
     } else {
-      std::cerr << "proxima run: --resume: warning: " << (dir / "checkpoint.json").string()
-                << " is missing or has no scenario record; cannot check that the scenario is unchanged\n";
+      // The record is what ties the checkpoint to its scenario (materials, shapes, meshes, walls):
+      // without it a different scenario would continue a state it did not produce.
+      std::cerr << "proxima run: --resume: " << (dir / "checkpoint.json").string()
+                << " is missing or has no scenario record, so the scenario cannot be checked against the "
+                   "checkpoint; restore it (it is written next to checkpoint.bin), or run without --resume to start "
+                   "afresh\n";
+      return 2;
     }
+    std::ifstream in(dir / "checkpoint.bin", std::ios::binary);
+    if (!in) {
+      std::cerr << "proxima run: --resume: no checkpoint in '" << dir.string() << "' (checkpoint.bin)\n";
+      return 2;
+    }
+    if (auto loaded = sim.loadState(in); !loaded.ok()) {
+      std::cerr << "proxima run: --resume: " << (dir / "checkpoint.bin").string() << ": " << loaded.message() << '\n';
+      return 2;
+    }
+    resumeStep = sim.stepCount();
     std::cerr << "proxima run: resuming at step " << sim.stepCount() << " (t = " << sim.time() << " s)\n";
   }
 
@@ -310,6 +356,8 @@ int runScenario(const RunOptions& o) {
     }
   }
   io::CsvTimeSeries csv(dir, csvKeep);
+  // (the last row on the cadence at or before the checkpoint must be in the file)
+  if (csvKeep) csv.requireRowsThrough(*csvKeep / cad.csv * cad.csv);
   csv.addColumn("wall_seconds");
   csv.addColumn("particle_steps_per_second");
   // Packing study columns (a box container with a lid or a closed top; Montanari Eq. 5.1).
@@ -317,6 +365,12 @@ int runScenario(const RunOptions& o) {
   if (packing)
     for (const char* c : {"lid_height", "box_volume", "void_ratio", "packing_fraction", "core_packing_fraction"})
       csv.addColumn(c);
+  // A resumed series is checked (and cut back to the checkpoint) before any step is taken.
+  if (resumeStep)
+    if (auto r = csv.start(); !r.ok()) {
+      std::cerr << "proxima run: --resume: " << r.message() << '\n';
+      return 2;
+    }
 
   const auto n = static_cast<double>(sim.particles().size());
   const auto t0 = Clock::now();
@@ -352,6 +406,31 @@ int runScenario(const RunOptions& o) {
       std::cerr << "\nproxima run: " << m.str() << "; the output up to the previous row is kept\n";
       failure = m.str();
       return false;
+    }
+    // Beyond the warning: an overlap larger than the smaller particle's radius, or a lid pressed
+    // through the bed to the floor, is no longer a contact at all (bodies pass through each other)
+    // and every figure after it is meaningless: the run stops as failed.
+    auto stopAsFailed = [&](const std::string& what) {
+      std::cerr << "\nproxima run: " << what << "; the output up to the previous row is kept\n";
+      failure = what;
+      return false;
+    };
+    if (rowStats.maxRelativeOverlap > 1) {
+      std::ostringstream m;
+      m << "at step " << sim.stepCount() << " (t = " << sim.time() << " s) a contact overlaps by "
+        << rowStats.maxRelativeOverlap
+        << " times the volume-equivalent radius of the smaller particle in it: the bodies have passed into each "
+           "other (the contacts are far too soft for the load: a heavy lid or wall, a low youngs_modulus, a high "
+           "impact speed)";
+      return stopAsFailed(m.str());
+    }
+    if (packing) {
+      if (const auto m = dem::measurePacking(sim, *sc.container); m && !(m->boxVolume > 0)) {
+        std::ostringstream t;
+        t << "at step " << sim.stepCount() << " (t = " << sim.time() << " s) the lid is at height " << m->height
+          << " m, at or below the floor: it has passed through the bed (too heavy for these contacts)";
+        return stopAsFailed(t.str());
+      }
     }
     const double w = wall();
     if (w > lastRateWall) rate = n * static_cast<double>(sim.stepCount() - lastRateStep) / (w - lastRateWall);

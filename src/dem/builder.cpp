@@ -618,15 +618,25 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim, const Insertio
     speed = std::max<Real>(0.1, std::sqrt(2 * g * fall)) + maxInsertionSpeed;
   }
   const Real limit = sim.stableTimeStep(speed);
-  if (!(limit > 0) || !std::isfinite(limit))
-    return fail("time.step: the stable time-step limit could not be computed (got " + num(limit) + ")");
+  // (damped contacts, and the distance a particle at the impact speed covers in a step)
+  const Real dampedLimit = sim.dampedTimeStep(speed);
+  if (!(limit > 0) || !std::isfinite(limit) || !(dampedLimit > 0))
+    return fail("time.step: the stable time-step limit could not be computed (got " + num(std::min(limit, dampedLimit)) +
+                "); check the particles' speeds (velocity, velocity_jitter, time.impact_speed) and the materials");
   if (sc.timeStep > 0) {
     if (sc.timeStep > limit && !sc.forceTimeStep)
       return fail("time.step: " + num(sc.timeStep, "%.1e") + " s exceeds the stable limit " + num(limit, "%.1e") +
                   " s for these particles and materials; lower it or set time.force_step: true");
+    if (sc.timeStep > dampedLimit && !sc.forceTimeStep)
+      return fail("time.step: " + num(sc.timeStep, "%.1e") + " s exceeds the stable limit " + num(dampedLimit, "%.1e") +
+                  " s of these contacts with their damping (a low restitution damps them heavily) or of the impact "
+                  "speed (" + num(speed) + " m/s moves a particle by its radius in that time); lower it or set "
+                  "time.force_step: true");
     opt.timeStep = sc.timeStep;
   } else {
-    opt.timeStep = sc.safetyFactor * limit;
+    // safety x the undamped limit (the usual DEM margin), within the damped limit itself: heavily
+    // damped contacts (restitution <~ 0.05) and fast particles need the smaller step.
+    opt.timeStep = std::min(sc.safetyFactor * limit, dampedLimit);
   }
   return sim.initialize();
 }

@@ -715,7 +715,11 @@ Result<bool> CsvTimeSeries::open() {
   if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
   if (ec) return Result<bool>::failure(path_.parent_path().string() + ": cannot create directory: " + ec.message());
   const std::string h = header();
-  if (resumeStep_ && fs::exists(path_)) {
+  if (resumeStep_ && !fs::exists(path_))
+    return Result<bool>::failure(path_.string() + ": cannot resume the series: the file is missing (its rows up to step " +
+                                 std::to_string(*resumeStep_) +
+                                 " would be lost); restore it, or run without --resume to start afresh");
+  if (resumeStep_) {
     std::ifstream in(path_);
     if (!in) return Result<bool>::failure(path_.string() + ": cannot open to resume");
     std::string line, kept;
@@ -723,14 +727,42 @@ Result<bool> CsvTimeSeries::open() {
       return Result<bool>::failure(path_.string() + ": cannot resume: its header '" + line +
                                    "' differs from the current columns '" + h + "'");
     kept = line + "\n";
+    const auto columns = static_cast<std::size_t>(std::count(h.begin(), h.end(), ',')) + 1;
+    std::size_t no = 1;
+    long long last = -1;  // step of the last row kept
+    // A row of the earlier session up to the checkpoint that is not whole (fields missing, its step
+    // unreadable or out of order) means the file was damaged: appending to it would leave a series
+    // with holes. Only the file's last line may be torn (a run killed while writing it), and only
+    // when it has no line end.
+    auto damaged = [&](const std::string& why) {
+      return Result<bool>::failure(path_.string() + ", line " + std::to_string(no) + ": cannot resume the series: " +
+                                   why + "; restore the file, or run without --resume to start afresh");
+    };
     while (std::getline(in, line)) {
+      ++no;
+      const bool torn = in.eof();  // (no line end after it)
+      if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;
       char* stop = nullptr;
       const long long step = std::strtoll(line.c_str(), &stop, 10);
-      if (stop == line.c_str() || *stop != ',') break;  // a torn last line from a killed run
-      if (step > *resumeStep_) break;                   // rows are in step order
+      const bool readable = stop != line.c_str() && *stop == ',';
+      const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+      if (readable && step > *resumeStep_) break;  // rows are in step order: the rest is after the checkpoint
+      if (!readable || fields != columns || step <= last) {
+        if (torn) break;
+        if (!readable) return damaged("a row whose step is not a number");
+        if (fields != columns)
+          return damaged("a row of " + std::to_string(fields) + " values, the header has " + std::to_string(columns));
+        return damaged("step " + std::to_string(step) + " after step " + std::to_string(last));
+      }
+      last = step;
       kept += line + "\n";
     }
+    if (requiredStep_ && last < *requiredStep_)
+      return Result<bool>::failure(
+          path_.string() + ": cannot resume the series: its rows end at step " + std::to_string(last) +
+          ", before the checkpoint's last row (step " + std::to_string(*requiredStep_) +
+          "): rows are missing; restore the file, or run without --resume to start afresh");
     in.close();
     if (auto w = writeFileAtomically(path_, kept); !w) return w;
     out_.open(path_, std::ios::app);

@@ -452,6 +452,7 @@ dem::SizeDistribution Parser::size(const YAML::Node& n, const std::string& path)
       sum += d.fractions.back();
     }
     if (!(sum > 0)) fail(fr, m.at("fractions"), "must not all be 0");
+    if (!std::isfinite(sum)) fail(fr, m.at("fractions"), "sum beyond the range of a number: give them as fractions or percentages");
     for (Real& f : d.fractions) f /= sum;
   } else {
     fail(kindNode, field(path, "distribution"),

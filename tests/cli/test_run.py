@@ -163,5 +163,70 @@ with tempfile.TemporaryDirectory() as tmp:
           and not os.path.exists(os.path.join(tmp, "novtk", "particles.pvd")),
           f"--no-vtk leaves no frames folder ({r.returncode}: {sorted(os.listdir(os.path.join(tmp, 'novtk'))) if os.path.isdir(os.path.join(tmp, 'novtk')) else '-'})")
 
+    # Review 2026-11-27 (helper): resumes that continued a state they did not produce, and runs that
+    # ended "successfully" with nonsense.
+    short = ["-q", "--no-vtk", "--duration", "0.012"]
+    def fresh(name, scenario=scen):
+        return run([scenario, "-o", name, *short], tmp)
+    # A missing scenario record: the resume is refused (it was a warning, and a different density was
+    # continued).
+    fresh("norecord")
+    os.remove(os.path.join(tmp, "norecord", "checkpoint.json"))
+    r = run([scen, "-o", "norecord", "--resume", "-q", "--no-vtk"], tmp)
+    check(r.returncode == 2 and "scenario record" in r.stderr, f"resume without checkpoint.json refused ({r.stderr.strip()[-200:]})")
+    # A changed seed is named by its field (the particle count check answered first).
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("seed: 3", "seed: 5"))
+    fresh("seed")
+    r = run([bad, "-o", "seed", "--resume", "-q", "--no-vtk"], tmp)
+    check(r.returncode == 2 and "particles[0].seed" in r.stderr, f"changed seed named ({r.stderr.strip()[-200:]})")
+    # A mesh file edited between the run and its resume.
+    mesh = os.path.join(tmp, "oct.obj")
+    octa = "v 1 0 0\nv -1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nv 0 0 -1\nf 1 3 5\nf 3 2 5\nf 2 4 5\nf 4 1 5\nf 3 1 6\nf 2 3 6\nf 4 2 6\nf 1 4 6\n"
+    with open(mesh, "w") as f:
+        f.write(octa)
+    meshy = os.path.join(tmp, "mesh.yaml")
+    with open(meshy, "w") as f:
+        f.write(SCENARIO.replace("shape: {type: polytope, points: [[0.0015,0,0],[-0.001,0.001,0],[0,-0.0012,0.0005],[0,0.0004,-0.0014],[0.0003,0.0002,0.0013],[-0.0009,-0.0007,-0.0006]]}",
+                                 "shape: {type: mesh, file: oct.obj}\n    size: 0.0012"))
+    r = fresh("mesh", meshy)
+    check(r.returncode == 0, f"mesh scenario runs ({r.stderr.strip()[-300:]})")
+    with open(mesh, "w") as f:
+        f.write(octa.replace("v 0 0 1\n", "v 0 0 1.3\n"))
+    r = run([meshy, "-o", "mesh", "--resume", "-q", "--no-vtk"], tmp)
+    check(r.returncode == 2 and "templates[1].shape.file" in r.stderr and "content" in r.stderr,
+          f"resume after a mesh edit refused ({r.stderr.strip()[-300:]})")
+    # A time series cut short (mid-row, then at a line end) or deleted: refused before any step.
+    for cut in ("mid-row", "line", "deleted"):
+        fresh("csv")
+        path = os.path.join(tmp, "csv", "timeseries.csv")
+        text = open(path).read()
+        if cut == "deleted":
+            os.remove(path)
+        else:
+            lines = text.splitlines(True)
+            open(path, "w").write(text[: len(text) // 2] if cut == "mid-row" else "".join(lines[: len(lines) // 2]))
+        r = run([scen, "-o", "csv", "--resume", "-q", "--no-vtk"], tmp)
+        check(r.returncode == 2 and "cannot resume the series" in r.stderr, f"CSV {cut}: resume refused ({r.returncode}: {r.stderr.strip()[-250:]})")
+    # A lid far too heavy for the bed: the run fails instead of ending with the lid under the floor.
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("mass: 0.001", "mass: 100"))
+    r = run([bad, "-o", "heavy", "-q", "--no-vtk", "--duration", "0.2"], tmp)
+    check(r.returncode == 1 and ("passed into each other" in r.stderr or "passed through the bed" in r.stderr),
+          f"crushing lid stops the run ({r.returncode}: {r.stderr.strip()[-300:]})")
+    heavy = json.load(open(os.path.join(tmp, "heavy", "summary.json")))
+    check("error" in heavy, "its summary.json carries the error")
+    # A very low restitution (heavily damped contacts) runs on the automatic step (it blew up).
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("restitution: 0.5", "restitution: 0.0001"))
+    r = run([bad, "-o", "damped", *short], tmp)
+    check(r.returncode == 0 and "blew up" not in r.stderr, f"restitution 1e-4 runs ({r.returncode}: {r.stderr.strip()[-300:]})")
+    # Number fractions whose sum overflows are refused (every particle got the last size).
+    with open(bad, "w") as f:
+        f.write(SCENARIO.replace("shape: {type: sphere, radius: 0.001}, material: glass}",
+                                 "shape: {type: sphere, radius: 0.001}, material: glass, size: {distribution: table, sizes: [1, 2], fractions: [1e308, 1e308]}}"))
+    r = run([bad, "-o", "frac", "-q"], tmp)
+    check(r.returncode == 2 and "fractions" in r.stderr, f"overflowing fractions refused ({r.stderr.strip()[-200:]})")
+
 print(f"{checks - len(failures)}/{checks} checks passed")
 sys.exit(1 if failures or checks == 0 else 0)

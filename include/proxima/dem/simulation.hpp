@@ -119,6 +119,11 @@ class Simulation {
   /// time and 2/ω_max of the stiffest contact (Hertz: tangent stiffness at the maximum overlap of an
   /// impact at `impactSpeed`; linear: k_n). Explicit schemes are unstable above it.
   [[nodiscard]] Real stableTimeStep(Real impactSpeed) const;
+  /// The same limit for the damped contact: 2/ω_max · (√(1 + ζ²) − ζ) with ζ the damping ratio the
+  /// restitution asks for (explicit damping is unstable above it; at low restitution, ζ >> 1, it is
+  /// far below the undamped limit), and at most the time in which a particle at `impactSpeed` moves
+  /// by its own volume-equivalent radius (contact detection assumes small steps).
+  [[nodiscard]] Real dampedTimeStep(Real impactSpeed) const;
 
   /// Validates the set-up, builds the contact table and neighbour lists and computes the forces at
   /// t = 0. Errors name what is wrong (particle id, shape, material).
@@ -168,6 +173,7 @@ class Simulation {
   Result<bool> loadState(std::istream& in);
 
  private:
+  Real timeStepLimit(Real impactSpeed, bool damped) const;
   void writePayload(std::ostream& out) const;  ///< saveState's data, before the checksum
   Result<bool> readPayload(std::istream& in, std::uint64_t bytes);  ///< loadState into *this, every check
   static std::uint64_t layoutStamp();  ///< checkpoint check: sizes of the records stored raw

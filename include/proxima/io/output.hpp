@@ -147,6 +147,12 @@ class CsvTimeSeries {
   explicit CsvTimeSeries(std::filesystem::path directory, std::optional<std::int64_t> resumeStep = std::nullopt,
                          std::string fileName = "timeseries.csv");
 
+  /// On a resume, the file must hold the rows through this step (the last row the checkpoint's run
+  /// wrote on its cadence): a file cut short is refused when it is opened, not continued with a gap.
+  void requireRowsThrough(std::int64_t step) { requiredStep_ = step; }
+  /// Opens the file now instead of at the first row (after the columns are registered): a resume
+  /// checks the earlier rows before it steps.
+  Result<bool> start() { return opened_ ? Result<bool>(true) : open(); }
   /// Registers an extra column; only before the first row.
   Result<bool> addColumn(std::string name);
   /// Appends a row from the simulation's stats() and counters(); `extras` must have one value per
@@ -163,7 +169,7 @@ class CsvTimeSeries {
   Result<bool> open();
 
   std::filesystem::path path_;
-  std::optional<std::int64_t> resumeStep_;
+  std::optional<std::int64_t> resumeStep_, requiredStep_;
   std::vector<std::string> extra_;
   std::ofstream out_;
   bool opened_ = false;
