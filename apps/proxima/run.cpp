@@ -4,8 +4,10 @@
 #include "run.hpp"
 
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -197,11 +199,20 @@ void clearPreviousOutput(const fs::path& dir) {
 Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, double wallSeconds,
                              const json& fingerprint) {
   const fs::path tmp = dir / "checkpoint.bin.tmp";
+  // (a failed write says why, e.g. "No space left on device", and leaves no partial file behind)
+  auto failed = [&](const std::string& what) {
+    const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return Result<bool>::failure(what + tmp.string() + why);
+  };
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Result<bool>::failure("cannot write " + tmp.string());
+    if (!out) return failed("cannot write ");
     sim.saveState(out);
-    if (!out) return Result<bool>::failure("write failed: " + tmp.string());
+    out.close();
+    if (!out) return failed("write failed: ");
   }
   std::error_code ec;
   fs::rename(tmp, dir / "checkpoint.bin", ec);

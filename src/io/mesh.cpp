@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -184,6 +185,8 @@ R readStl(const std::string& path) {
 }
 
 R readMesh(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return fail(path, 0, "is a directory, not a mesh file");
   const std::string l = lower(path);
   auto ends = [&](const char* e) { return l.size() >= std::strlen(e) && l.compare(l.size() - std::strlen(e), std::string::npos, e) == 0; };
   if (ends(".obj")) return readObj(path);

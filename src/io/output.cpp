@@ -2,6 +2,7 @@
 #include "proxima/io/output.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <bit>
 #include <charconv>
 #include <cinttypes>
@@ -432,14 +433,18 @@ Result<bool> writePvd(const fs::path& path, const std::vector<PvdEntry>& entries
 Result<bool> writeFileAtomically(const fs::path& path, const std::string& text) {
   const std::string tmp = tmpName(path);
   {
+    errno = 0;
+    // (the reason, e.g. "No space left on device", when the system gives one)
+    auto why = [] { return errno != 0 ? std::string(": ") + std::strerror(errno) : std::string(); };
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Result<bool>::failure(path.string() + ": cannot open for writing");
+    if (!out) return Result<bool>::failure(path.string() + ": cannot open for writing" + why());
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.close();
     if (!out) {
+      const std::string reason = why();
       std::error_code ec;
       fs::remove(tmp, ec);
-      return Result<bool>::failure(path.string() + ": write failed");
+      return Result<bool>::failure(path.string() + ": write failed" + reason);
     }
   }
   return commit(tmp, path);
