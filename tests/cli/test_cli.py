@@ -213,8 +213,9 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, _ = run(["--batch", path], cmd="contact")
     r = json.loads(out)
     check("deep nesting in a batch named by line", rc == 0 and r["message"].startswith("line 1:"), out[:300])
-# An edge-edge contact whose axis is 1.3e-3 rad from a face normal of A keeps its single point (it got
-# that face's 4-point manifold, with points ~7e-4 off both boxes and one deeper than the contact).
+# An edge-edge contact whose axis is 1.3e-3 rad from a face normal of A gets that face's manifold (by
+# design: nearly parallel faces rest on a patch); no point of it is deeper than the contact (one was,
+# by 9.8e-7, measured along the face's normal).
 case = {"a": {"type": "box", "half_extents": [0.2814954522318888, 0.9356604048193204, 1.279350947826431],
               "position": [-0.9390422977630712, -0.7688073471835875, 0.12515050999842403],
               "orientation": [-0.6666693101850246, -0.5773316539443829, 0.2923729869382105, 0.3698083675636554]},
@@ -223,7 +224,8 @@ case = {"a": {"type": "box", "half_extents": [0.2814954522318888, 0.935660404819
               "orientation": [-0.3033124224644948, -0.16609858529227792, 0.8490022300892719, 0.39950975913745407]}}
 rc, out, _ = run(["--batch", "-"], stdin=json.dumps(case) + "\n", cmd="contact")
 r = json.loads(out)
-check("near-face edge-edge contact: one point", len(r["contacts"]) == 1 and r["contacts"][0]["depth"] <= r["depth"], r)
+check("near-face edge-edge contact: no point deeper than the contact",
+      1 <= len(r["contacts"]) <= 4 and all(0 <= c["depth"] <= r["depth"] for c in r["contacts"]), r)
 check("near-face edge-edge contact: the SAT depth", abs(r["depth"] - 1.1477803452196114) < 1e-12, r["depth"])
 
 print(f"{passed} passed, {failed} failed")
