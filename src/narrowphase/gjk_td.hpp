@@ -419,7 +419,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // query of this pair.
   // (points: CSO points y, A's support points pa and B's lb of a polytope of nv vertices; face: the
   // indices of the closest face)
-  auto rememberFace = [&](const int* face, const Vec3* y, const Vec3* pa, const Vec3* lb, int nv, const Vec3& nLocal) {
+  // (forced inline: small, and once csoSupport and answerOnFace were, GCC left it as a call that
+  // passed every point through memory, ~4 % of a settled polyhedral bed's step)
+  auto rememberFace = [&](const int* face, const Vec3* y, const Vec3* pa, const Vec3* lb, int nv, const Vec3& nLocal)
+      __attribute__((always_inline)) {
     cc.hasFace = true;
     cc.normalLocalA = nLocal;
     cc.faceSize = 3;
