@@ -109,9 +109,6 @@ struct Cadence {
   std::int64_t total = 0, frame = 0, csv = 0, checkpoint = 0;
 };
 
-// The parts of a scenario that a resumed run must share with the run that wrote the checkpoint:
-// everything but the run length, the stop rule, the thread count and the output settings (which a
-// resume may change: results do not depend on them).
 // A file's content as FNV-1a 64 (hex), or "unreadable".
 std::string fileDigest(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -144,6 +141,9 @@ void addFileDigests(json& j, const fs::path& baseDir) {
   }
 }
 
+// The parts of a scenario that a resumed run must share with the run that wrote the checkpoint:
+// everything but the run length, the stop rule, the thread count and the output settings (which a
+// resume may change: results do not depend on them), plus the digests of its mesh files.
 json resumeFingerprint(const dem::Scenario& sc, const fs::path& baseDir) {
   json j = json::parse(sc.canonical.empty() ? "{}" : sc.canonical, nullptr, false);
   if (!j.is_object()) return json::object();
