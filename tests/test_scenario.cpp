@@ -357,6 +357,25 @@ TEST(ScenarioYaml, ErrorsNameLineAndField) {
   expectError(variant(7, "time:\n\tduration: 0.1"), "s.yaml:", {"tab characters"});
 }
 
+// Review 2026-11-27: 10 000 nested brackets read "YAML syntax error: bad file" (yaml-cpp's depth
+// guard), and size fractions of 1e308 overflowed their sum (every particle got the last size).
+TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
+  auto deep = io::parseScenario("materials: " + std::string(2000, '[') + std::string(2000, ']') + "\n", "s.yaml", "");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.message().find("s.yaml:1: YAML: lists or maps nested deeper than"), std::string::npos)
+      << deep.message();
+  auto huge = io::parseScenario(
+      "materials:\n  - {name: m, density: 2500, youngs_modulus: 1.0e7, restitution: 0.5, friction: 0.5}\n"
+      "templates:\n  - name: b\n    shape: {type: sphere, radius: 0.001}\n"
+      "    size: {distribution: table, sizes: [1, 2], fractions: [1e308, 1e308]}\n"
+      "particles:\n  - {template: b, count: 2, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n"
+      "time: {duration: 0.01}\n",
+      "s.yaml", "");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.message().find("templates[0].size.fractions: sum beyond the range"), std::string::npos)
+      << huge.message();
+}
+
 TEST(ScenarioYaml, ShapeErrorsPointAtTheirLine) {
   const std::string text = variant(4, R"(  - name: grain
     material: glass

@@ -3,6 +3,7 @@
 // into a failed Result at the API boundary.
 #include "proxima/io/scenario_yaml.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -452,7 +453,8 @@ dem::SizeDistribution Parser::size(const YAML::Node& n, const std::string& path)
       sum += d.fractions.back();
     }
     if (!(sum > 0)) fail(fr, m.at("fractions"), "must not all be 0");
-    if (!std::isfinite(sum)) fail(fr, m.at("fractions"), "sum beyond the range of a number: give them as fractions or percentages");
+    if (!std::isfinite(sum))
+      fail(fr, m.at("fractions"), "sum beyond the range of a number: give them as fractions or percentages");
     for (Real& f : d.fractions) f /= sum;
   } else {
     fail(kindNode, field(path, "distribution"),
@@ -703,6 +705,10 @@ Result<dem::Scenario> parseScenario(const std::string& yamlText, const std::stri
       return Result<dem::Scenario>::failure(file + ": " + std::to_string(docs.size()) +
                                             " YAML documents ('---' separators); a scenario is one document");
     if (!docs.empty()) root = docs[0];
+  } catch (const YAML::DeepRecursion& e) {  // (its own message reads "bad file")
+    return Result<dem::Scenario>::failure(file + ":" + std::to_string(e.mark.line + 1) +
+                                          ": YAML: lists or maps nested deeper than " + std::to_string(e.depth()) +
+                                          " levels (the parser's limit)");
   } catch (const YAML::Exception& e) {
     const std::string where = e.mark.is_null() ? file + ": " : file + ":" + std::to_string(e.mark.line + 1) + ": ";
     const bool tabs = yamlText.find('\t') != std::string::npos;
