@@ -374,6 +374,13 @@ TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.message().find("templates[0].size.fractions: sum beyond the range"), std::string::npos)
       << huge.message();
+  // A number below the smallest double is named as such (it was "must be > 0 (got 0)").
+  auto tiny = io::parseScenario(
+      "materials:\n  - {name: m, density: 1e-999, youngs_modulus: 1.0e7, restitution: 0.5, friction: 0.5}\n", "s.yaml",
+      "");
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_NE(tiny.message().find("materials[0].density: the number 1e-999 is too small"), std::string::npos)
+      << tiny.message();
 }
 
 TEST(ScenarioYaml, ShapeErrorsPointAtTheirLine) {

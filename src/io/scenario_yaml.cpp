@@ -122,6 +122,13 @@ class Parser {
     double x = 0;
     if (!YAML::convert<double>::decode(n, x)) fail(n, path, "expected a number, got " + describe(n));
     if (!std::isfinite(x)) fail(n, path, "must be a finite number, got " + describe(n));
+    if (x == 0) {
+      // (1e-999 reads as 0: say so, instead of "got 0" for a number the file does not contain)
+      const std::string& t = n.Scalar();
+      const std::size_t mantissaEnd = std::min(t.find_first_of("eE"), t.size());
+      if (t.find_first_of("123456789") < mantissaEnd)
+        fail(n, path, "the number " + t + " is too small for a double (it would read as 0)");
+    }
     return x;
   }
   Real positive(const YAML::Node& n, const std::string& path) const {
