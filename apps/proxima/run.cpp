@@ -435,23 +435,22 @@ int runScenario(const RunOptions& o) {
            "impact speed)";
       return stopAsFailed(m.str());
     }
-    if (packing) {
-      if (const auto m = dem::measurePacking(sim, *sc.container); m && !(m->boxVolume > 0)) {
-        std::ostringstream t;
-        t << "at step " << sim.stepCount() << " (t = " << sim.time() << " s) the lid is at height " << m->height
-          << " m, at or below the floor: it has passed through the bed (too heavy for these contacts)";
-        return stopAsFailed(t.str());
-      }
+    // (measured once per row: the failure check and the CSV's packing columns)
+    const auto pack = packing ? dem::measurePacking(sim, *sc.container) : std::nullopt;
+    if (pack && !(pack->boxVolume > 0)) {
+      std::ostringstream t;
+      t << "at step " << sim.stepCount() << " (t = " << sim.time() << " s) the lid is at height " << pack->height
+        << " m, at or below the floor: it has passed through the bed (too heavy for these contacts)";
+      return stopAsFailed(t.str());
     }
     const double w = wall();
     if (w > lastRateWall) rate = n * static_cast<double>(sim.stepCount() - lastRateStep) / (w - lastRateWall);
     lastRateWall = w;
     lastRateStep = sim.stepCount();
     std::vector<double> extras = {w, rate};
-    if (packing) {
-      const auto m = dem::measurePacking(sim, *sc.container);
-      extras.insert(extras.end(), {m->height, m->boxVolume, m->voidRatio, m->packingFraction, m->coreFraction});
-    }
+    if (pack)
+      extras.insert(extras.end(),
+                    {pack->height, pack->boxVolume, pack->voidRatio, pack->packingFraction, pack->coreFraction});
     if (auto r = csv.row(rowStats, sim.counters(), extras); !r.ok()) {
       std::cerr << "proxima run: " << r.message() << '\n';
       return false;

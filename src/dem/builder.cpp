@@ -617,9 +617,8 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim, const Insertio
     }
     speed = std::max<Real>(0.1, std::sqrt(2 * g * fall)) + maxInsertionSpeed;
   }
-  const Real limit = sim.stableTimeStep(speed);
-  // (damped contacts, and the distance a particle at the impact speed covers in a step)
-  const Real dampedLimit = sim.dampedTimeStep(speed);
+  // (dampedLimit: damped contacts, and the distance a particle at the impact speed covers in a step)
+  const auto [limit, dampedLimit] = sim.timeStepLimits(speed);
   if (!(limit > 0) || !std::isfinite(limit) || !(dampedLimit > 0))
     return fail("time.step: the stable time-step limit could not be computed (got " + num(std::min(limit, dampedLimit)) +
                 "); check the particles' speeds (velocity, velocity_jitter, time.impact_speed) and the materials");

@@ -335,14 +335,14 @@ int Simulation::addWall(Wall w) {
   return static_cast<int>(walls_.size()) - 1;
 }
 
-Real Simulation::stableTimeStep(Real impactSpeed) const { return timeStepLimit(impactSpeed, false); }
-Real Simulation::dampedTimeStep(Real impactSpeed) const { return timeStepLimit(impactSpeed, true); }
+Real Simulation::stableTimeStep(Real impactSpeed) const { return timeStepLimits(impactSpeed).undamped; }
+Real Simulation::dampedTimeStep(Real impactSpeed) const { return timeStepLimits(impactSpeed).damped; }
 
-Real Simulation::timeStepLimit(Real impactSpeed, bool damped) const {
-  if (materials_.empty()) return 0;
+Simulation::TimeStepLimits Simulation::timeStepLimits(Real impactSpeed) const {
+  if (materials_.empty()) return {0, 0};
   const ContactTable table(materials_, model_);
   const Real v = impactSpeed > 0 ? impactSpeed : 1.0;
-  Real limit = std::numeric_limits<Real>::infinity();
+  TimeStepLimits limits{std::numeric_limits<Real>::infinity(), std::numeric_limits<Real>::infinity()};
   // One estimate per distinct (shape, material) present, against an identical particle and
   // against each wall material.
   std::vector<std::pair<int, int>> kinds;
@@ -359,8 +359,9 @@ Real Simulation::timeStepLimit(Real impactSpeed, bool damped) const {
     // I_min / r_b² is the inertia the contact spring sees.
     const Real iMin = mat.density * s.inertiaPerDensity.minCoeff();
     const Real mSeen = std::min(m, iMin / (s.boundingRadius * s.boundingRadius) * 1.0);
-    limit = std::min(limit, rayleighTime(mat, s.contactRadius));
-    if (damped) limit = std::min(limit, s.contactRadius / v);
+    const Real rayleigh = rayleighTime(mat, s.contactRadius);
+    limits.undamped = std::min(limits.undamped, rayleigh);
+    limits.damped = std::min({limits.damped, rayleigh, s.contactRadius / v});
     auto against = [&](const PairLaw& law, Real mEff, Real rEff) {
       Real k = 0;
       if (law.model == ContactModel::HertzMindlin) {
@@ -369,18 +370,16 @@ Real Simulation::timeStepLimit(Real impactSpeed, bool damped) const {
         k = linearNormalStiffness(law, rEff);
       }
       if (!(k > 0)) return;
-      Real factor = 1;
-      if (damped) {
-        // Damping ratio of the law against the tangent stiffness k (Hertz: 3/2 of the secant one the
-        // damping is scaled with), for the inertia the spring sees: the damping is sized with the
-        // translational mass m, so a contact that mostly turns the body (mSeen < m) is damped
-        // sqrt(m / mSeen) times more. Central differences with explicit damping are stable for
-        // ω dt <= 2 (√(1 + ζ²) − ζ).
-        const Real base = law.model == ContactModel::HertzMindlin ? 0.5 / std::sqrt(1.5) : 0.5;
-        const Real zeta = base * law.dampingCoefficient * std::sqrt(m / mSeen);
-        factor = std::sqrt(1 + zeta * zeta) - zeta;
-      }
-      limit = std::min(limit, 2 * std::sqrt(mEff / k) * factor);
+      // Damping ratio of the law against the tangent stiffness k (Hertz: 3/2 of the secant one the
+      // damping is scaled with), for the inertia the spring sees: the damping is sized with the
+      // translational mass m, so a contact that mostly turns the body (mSeen < m) is damped
+      // sqrt(m / mSeen) times more. Central differences with explicit damping are stable for
+      // ω dt <= 2 (√(1 + ζ²) − ζ).
+      const Real base = law.model == ContactModel::HertzMindlin ? 0.5 / std::sqrt(1.5) : 0.5;
+      const Real zeta = base * law.dampingCoefficient * std::sqrt(m / mSeen);
+      const Real undamped = 2 * std::sqrt(mEff / k);
+      limits.undamped = std::min(limits.undamped, undamped);
+      limits.damped = std::min(limits.damped, undamped * (std::sqrt(1 + zeta * zeta) - zeta));
     };
     against(table.law(mi, mi), 0.5 * mSeen, 0.5 * s.contactRadius);
     // A wall is immovable; a free lid is a body of its own mass (a light lid pressed on a grain
@@ -389,7 +388,7 @@ Real Simulation::timeStepLimit(Real impactSpeed, bool damped) const {
       if (w.material >= 0 && w.material < table.materialCount())
         against(table.law(w.material, mi), w.isLid() ? mSeen * w.mass / (mSeen + w.mass) : mSeen, s.contactRadius);
   }
-  return limit;
+  return limits;
 }
 
 Result<bool> Simulation::initialize() {

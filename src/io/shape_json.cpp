@@ -144,13 +144,12 @@ PlacedShape parse(const json& j, const std::string& where, const std::string& ba
     if (j.contains("seed")) rp.seed = static_cast<std::uint64_t>(whole(j["seed"], where + ".seed", 0, 9007199254740992.0));
     auto rock = makeRock(rp);
     if (!rock) {
-      // makeRock names the parameter it refuses ("flatness: ..."); other messages are about the rock.
+      // makeRock names the parameter it refuses ("flatness: ..."; one word); other messages are about
+      // the rock as a whole ("the generated hull has no volume: ...").
       const std::string m = rock.message();
       const auto colon = m.find(": ");
-      const std::string key = colon == std::string::npos ? std::string() : m.substr(0, colon);
-      const bool named = key == "vertices" || key == "elongation" || key == "flatness" || key == "roughness" ||
-                         key == "radius" || key == "seed";
-      fail(where + "." + (named ? key : std::string("type")), named ? m.substr(colon + 2) : "rock: " + m);
+      const bool named = colon != std::string::npos && m.find(' ') > colon;
+      fail(where + "." + (named ? m.substr(0, colon) : std::string("type")), named ? m.substr(colon + 2) : "rock: " + m);
     }
     s = Shape(std::move(rock).value());
   } else if (type == "mesh") {

@@ -27,10 +27,9 @@ constexpr int kMaxPoly = 64;  // larger faces fall back to the single point (no 
 // they lie on both surfaces to ~depth x angle, and no point is deeper than the contact (pointDepth).
 // (Tightened to ~1.4e-6 rad on 2026-11-27, such contacts fell back to one point: the settled
 // polyhedra10k bed then took 3 % longer per step, with more warm queries needing an expansion.)
+// (The same tolerance decides when a capsule's segment lies across the normal, or two segments are
+// parallel: a capsule resting on a face or on another capsule keeps its two-point line contact.)
 constexpr Real kFaceAlignCos = 1.0 - 1e-6;
-// A segment (capsule core) lies across the normal, or two segments are parallel: a capsule resting on
-// a face or on another capsule keeps its two-point line contact.
-constexpr Real kSegmentAlignCos = kFaceAlignCos;
 
 struct Poly {
   Vec3 p[kMaxPoly];
@@ -73,7 +72,7 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
   } else if constexpr (std::is_same_v<C, Segment>) {
     const Real da = d.dot(c.a), db = d.dot(c.b), len = (c.b - c.a).norm();
     // Both ends when the segment is perpendicular to d (edge contact), else the supporting end.
-    if (std::abs(da - db) <= (1 - kSegmentAlignCos) * len)
+    if (std::abs(da - db) <= (1 - kFaceAlignCos) * len)
       f.p[0] = c.a, f.p[1] = c.b, f.n = 2;
     else
       f.p[0] = da > db ? c.a : c.b, f.n = 1;
@@ -369,7 +368,7 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
     const Vec3 u = (a1 - a0) / la;
     // Both segments lie across the normal also when they cross (the normal is then their common
     // perpendicular): only parallel ones touch along a line.
-    if (!(std::abs(u.dot(eb)) >= kSegmentAlignCos * lb)) return;
+    if (!(std::abs(u.dot(eb)) >= kFaceAlignCos * lb)) return;
     const Real ta = u.dot(b0 - a0), tb = u.dot(b1 - a0);
     const Real lo = std::max<Real>(0, std::min(ta, tb)), hi = std::min(la, std::max(ta, tb));
     const Real scale = std::max({la, lb, a0.cwiseAbs().maxCoeff(), b0.cwiseAbs().maxCoeff()});

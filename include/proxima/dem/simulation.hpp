@@ -124,6 +124,11 @@ class Simulation {
   /// far below the undamped limit), and at most the time in which a particle at `impactSpeed` moves
   /// by its own volume-equivalent radius (contact detection assumes small steps).
   [[nodiscard]] Real dampedTimeStep(Real impactSpeed) const;
+  /// Both limits from one pass over the particle kinds (the builder needs both).
+  struct TimeStepLimits {
+    Real undamped, damped;
+  };
+  [[nodiscard]] TimeStepLimits timeStepLimits(Real impactSpeed) const;
 
   /// Validates the set-up, builds the contact table and neighbour lists and computes the forces at
   /// t = 0. Errors name what is wrong (particle id, shape, material).
@@ -173,7 +178,6 @@ class Simulation {
   Result<bool> loadState(std::istream& in);
 
  private:
-  Real timeStepLimit(Real impactSpeed, bool damped) const;
   void writePayload(std::ostream& out) const;  ///< saveState's data, before the checksum
   Result<bool> readPayload(std::istream& in, std::uint64_t bytes);  ///< loadState into *this, every check
   static std::uint64_t layoutStamp();  ///< checkpoint check: sizes of the records stored raw
