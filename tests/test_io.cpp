@@ -141,7 +141,8 @@ TEST(MeshIo, VertexCoordinatesAreWholeFiniteNumbers) {
     const char* why;
   } bad[] = {{"0 1 3abc", "'3abc' is not a number"}, {"0 1 nan", "'nan' is not finite"},
              {"0 inf 0", "'inf' is not finite"},      {"0 1e400 0", "'1e400' is out of range"},
-             {"0 0x10 0", "'0x10' is not a number"},   {"0 1", "needs three numbers"}};
+             {"0 0x10 0", "'0x10' is not a number"},   {"0 1", "needs three numbers"},
+             {"0 1e70 0", "'1e70' is beyond the supported range"}};
   for (const Bad& b : bad) {
     auto o = readObjText(std::string("v ") + b.coords);
     ASSERT_FALSE(o.ok()) << b.coords;

@@ -383,6 +383,32 @@ TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
       << tiny.message();
 }
 
+// A log-normal sigma whose draws leave the range of a number is named at its line (it read
+// "templates[0].size: size factor must be finite and > 0 (got 0)" from the builder, with no line);
+// a bound on the side it overflows makes the same sigma valid.
+TEST(ScenarioYaml, LogNormalSigmaBeyondNumbersIsNamed) {
+  auto scene = [](const std::string& size) {
+    return io::parseScenario(
+        "materials:\n  - {name: m, density: 2500, youngs_modulus: 1.0e7, restitution: 0.5, friction: 0.5}\n"
+        "templates:\n  - name: b\n    shape: {type: sphere, radius: 0.001}\n"
+        "    size: " + size + "\n"
+        "particles:\n  - {template: b, count: 2, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n"
+        "time: {duration: 0.01}\n",
+        "s.yaml", "");
+  };
+  auto huge = scene("{distribution: lognormal, median: 0.25, sigma: 1e300}");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.message().find("s.yaml:6: templates[0].size.sigma: 1e+300 draws sizes beyond the largest number"),
+            std::string::npos)
+      << huge.message();
+  auto low = scene("{distribution: lognormal, median: 0.25, sigma: 100, max: 2}");
+  ASSERT_FALSE(low.ok());
+  EXPECT_NE(low.message().find("templates[0].size.sigma: 100 draws sizes below the smallest number"), std::string::npos)
+      << low.message();
+  EXPECT_TRUE(scene("{distribution: lognormal, median: 0.25, sigma: 100, min: 0.1, max: 2}").ok());
+  EXPECT_TRUE(scene("{distribution: lognormal, median: 0.25, sigma: 0.3}").ok());
+}
+
 TEST(ScenarioYaml, ShapeErrorsPointAtTheirLine) {
   const std::string text = variant(4, R"(  - name: grain
     material: glass

@@ -4,10 +4,8 @@
 #include "run.hpp"
 
 #include <chrono>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,19 +107,31 @@ struct Cadence {
   std::int64_t total = 0, frame = 0, csv = 0, checkpoint = 0;
 };
 
+// FNV-1a 64 of a byte stream, as 16 hex digits (mesh files and the checkpoint: a fingerprint of
+// content, not a cryptographic hash).
+struct Fnv1a {
+  std::uint64_t h = 14695981039346656037ULL;
+  void add(const char* p, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) h = (h ^ static_cast<unsigned char>(p[k])) * 1099511628211ULL;
+  }
+  [[nodiscard]] std::string hex() const {
+    char out[17];
+    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+    return out;
+  }
+};
+
 // A file's content as FNV-1a 64 (hex), or "unreadable".
 std::string fileDigest(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return "unreadable";
-  std::uint64_t h = 14695981039346656037ULL;
+  Fnv1a f;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    for (std::streamsize k = 0; k < in.gcount(); ++k) h = (h ^ static_cast<unsigned char>(buf[k])) * 1099511628211ULL;
+    f.add(buf, static_cast<std::size_t>(in.gcount()));
     if (!in) break;
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return f.hex();
 }
 
 // Every mesh file the scenario names ("file" of a shape or wall), with its content's digest next to
@@ -196,28 +206,23 @@ void clearPreviousOutput(const fs::path& dir) {
   }
 }
 
+// checkpoint.bin, then checkpoint.json with the scenario record and the digest of checkpoint.bin's
+// bytes: the record is checked against the scenario on a resume and the digest against the state
+// file, so a checkpoint.json from another run or another checkpoint cannot vouch for this one.
+// Each file is written whole to a temporary and renamed; the state is complete in memory first.
 Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, double wallSeconds,
                              const json& fingerprint) {
-  const fs::path tmp = dir / "checkpoint.bin.tmp";
-  // (a failed write says why, e.g. "No space left on device", and leaves no partial file behind)
-  auto failed = [&](const std::string& what) {
-    const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    return Result<bool>::failure(what + tmp.string() + why);
-  };
-  {
-    errno = 0;
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return failed("cannot write ");
-    sim.saveState(out);
-    out.close();
-    if (!out) return failed("write failed: ");
-  }
-  std::error_code ec;
-  fs::rename(tmp, dir / "checkpoint.bin", ec);
-  if (ec) return Result<bool>::failure("cannot rename " + tmp.string() + ": " + ec.message());
-  json meta = {{"step", sim.stepCount()}, {"time", sim.time()}, {"wall_seconds", wallSeconds}, {"scenario", fingerprint}};
+  std::ostringstream state;
+  sim.saveState(state);
+  const std::string bytes = std::move(state).str();
+  if (auto w = io::writeFileAtomically(dir / "checkpoint.bin", bytes); !w) return w;
+  Fnv1a digest;
+  digest.add(bytes.data(), bytes.size());
+  json meta = {{"step", sim.stepCount()},
+               {"time", sim.time()},
+               {"wall_seconds", wallSeconds},
+               {"checkpoint_fnv1a", digest.hex()},
+               {"scenario", fingerprint}};
   return io::writeFileAtomically(dir / "checkpoint.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
@@ -305,7 +310,8 @@ int runScenario(const RunOptions& o) {
       if (metaIn) meta = json::parse(metaIn);
     } catch (const std::exception&) {
     }
-    if (meta.is_object()) wallBefore = meta.value("wall_seconds", 0.0);
+    if (meta.is_object() && meta.contains("wall_seconds") && meta["wall_seconds"].is_number())
+      wallBefore = meta["wall_seconds"].get<double>();
     if (meta.is_object() && meta.contains("scenario")) {
       // Same scenario (up to duration, stop rule, threads, output) or no resume: a different one
       // would continue a state it did not produce.
@@ -338,6 +344,18 @@ int runScenario(const RunOptions& o) {
     std::ifstream in(dir / "checkpoint.bin", std::ios::binary);
     if (!in) {
       std::cerr << "proxima run: --resume: no checkpoint in '" << dir.string() << "' (checkpoint.bin)\n";
+      return 2;
+    }
+    // The record vouches only for the state file written with it.
+    const auto at = meta.find("checkpoint_fnv1a");
+    const std::string recorded = at != meta.end() && at->is_string() ? at->get<std::string>() : std::string();
+    if (const std::string actual = fileDigest(dir / "checkpoint.bin"); recorded != actual) {
+      std::cerr << "proxima run: --resume: " << (dir / "checkpoint.json").string()
+                << (recorded.empty() ? " has no digest of checkpoint.bin (checkpoint_fnv1a)"
+                                     : " was written with another checkpoint.bin (digest " + recorded + ", the file's " +
+                                           actual + ")")
+                << ", so the scenario record cannot vouch for the state; restore the two files written together, or "
+                   "run without --resume to start afresh\n";
       return 2;
     }
     if (auto loaded = sim.loadState(in); !loaded.ok()) {

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "proxima/core/tolerances.hpp"
+
 namespace proxima::io {
 namespace {
 
@@ -51,6 +53,8 @@ std::string readPoint(std::istringstream& s, Vec3& p) {
     if (ec == std::errc::result_out_of_range) return "vertex coordinate '" + tok + "' is out of range";
     if (ec != std::errc() || q != end) return "vertex coordinate '" + tok + "' is not a number";
     if (!std::isfinite(x)) return "vertex coordinate '" + tok + "' is not finite";
+    // (the shape would refuse it too, but without the file and line)
+    if (std::abs(x) > tol::kMaxMagnitude) return "vertex coordinate '" + tok + "' is beyond the supported range (|x| > 1e60)";
     p[c] = x;
   }
   return {};

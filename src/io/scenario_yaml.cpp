@@ -444,6 +444,16 @@ dem::SizeDistribution Parser::size(const YAML::Node& n, const std::string& path)
     opt(m, "min", [&](const YAML::Node& v, const std::string& p) { d.min = positive(v, p); });
     opt(m, "max", [&](const YAML::Node& v, const std::string& p) { d.max = positive(v, p); });
     if (!(d.max > d.min)) fail(*m.find("max"), m.at("max"), "must be > min (" + num(d.min) + "), got " + num(d.max));
+    // Draws reach median·e^(±8.5 σ) (one in ~1e17 lies beyond): without a bound on that side they
+    // must stay numbers, or a grain gets size 0 or infinity and the run fails far from this field.
+    const Real wide = std::exp(8.5 * d.sigma);
+    const bool overflows = !std::isfinite(d.max) && !std::isfinite(d.median * wide);
+    const bool underflows = d.min == 0 && !(d.median / wide >= std::numeric_limits<Real>::min());
+    if (overflows || underflows)
+      fail(*m.find("sigma"), m.at("sigma"),
+           num(d.sigma) + " draws sizes " + (overflows ? "beyond the largest" : "below the smallest") +
+               " number (median x e^(" + (overflows ? "+" : "-") + "8.5 sigma)); give " +
+               (overflows ? "max" : "min") + " or a smaller sigma (sigma of ln(size) is ~0.1-1 for granular materials)");
   } else if (kind == "table") {
     const Map m = map(n, path, {"distribution", "sizes", "fractions"});
     d.kind = dem::SizeDistribution::Kind::Table;

@@ -2,6 +2,7 @@
 """Contract of `proxima run`: output files, resume bit-for-bit, clear errors. Usage: test_run.py PROXIMA"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -174,6 +175,26 @@ with tempfile.TemporaryDirectory() as tmp:
     os.remove(os.path.join(tmp, "norecord", "checkpoint.json"))
     r = run([scen, "-o", "norecord", "--resume", "-q", "--no-vtk"], tmp)
     check(r.returncode == 2 and "scenario record" in r.stderr, f"resume without checkpoint.json refused ({r.stderr.strip()[-200:]})")
+    # checkpoint.json vouches only for the checkpoint.bin written with it: a state file from another
+    # run of the same scenario (here one that stopped earlier) is refused, and so is a record without
+    # the digest; the pair written together resumes.
+    fresh("pairA")
+    run([scen, "-o", "pairB", "-q", "--no-vtk", "--duration", "0.008"], tmp)
+    shutil.copy(os.path.join(tmp, "pairB", "checkpoint.bin"), os.path.join(tmp, "pairA", "checkpoint.bin"))
+    r = run([scen, "-o", "pairA", "--resume", "-q", "--no-vtk", "--duration", "0.016"], tmp)
+    check(r.returncode == 2 and "written with another checkpoint.bin" in r.stderr,
+          f"checkpoint.bin of another run refused ({r.stderr.strip()[-300:]})")
+    meta_path = os.path.join(tmp, "pairB", "checkpoint.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    del meta["checkpoint_fnv1a"]
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    r = run([scen, "-o", "pairB", "--resume", "-q", "--no-vtk", "--duration", "0.016"], tmp)
+    check(r.returncode == 2 and "no digest of checkpoint.bin" in r.stderr, f"record without digest refused ({r.stderr.strip()[-300:]})")
+    fresh("pairC")
+    r = run([scen, "-o", "pairC", "--resume", "-q", "--no-vtk", "--duration", "0.016"], tmp)
+    check(r.returncode == 0 and "resuming at step" in r.stderr, f"the pair written together resumes ({r.returncode}: {r.stderr.strip()[-300:]})")
     # A changed seed is named by its field (the particle count check answered first).
     with open(bad, "w") as f:
         f.write(SCENARIO.replace("seed: 3", "seed: 5"))
