@@ -348,7 +348,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // along nLocal; all in A's frame. lowerBound is the caller's.
   auto answerOnFace = [&](Status st, Real d, const Vec3& nLocal, const Vec3* paF, const Vec3* pbA, const Real* lam)
       __attribute__((always_inline)) {
-    Vec3 za = Vec3::Zero(), zb = Vec3::Zero();
+    // (zeros from scalars: Eigen 3.4 assigns Zero() through std::fill_n, which GCC left as a call here)
+    Vec3 za(0, 0, 0), zb(0, 0, 0);
     for (int i = 0; i < 3; ++i) {
       za += lam[i] * paF[i];
       zb += lam[i] * pbA[i];
@@ -579,11 +580,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         Real d;
       };
       Vec3 y[5], pa[5], lb[5];
+      // toA and the orientation test below, forced inline here only: GCC kept both as calls (seven
+      // per query), and the general path, which they serve too, runs faster with them out of line.
+      auto toALean = [&](const Vec3& l) __attribute__((always_inline)) -> Vec3 { return mulMat(R, l) + t; };
       Real scale2 = 0;
       for (int i = 0; i < 4; ++i) {
         pa[i] = i < 3 ? cc.faceA[i] : cc.apexA;
         lb[i] = i < 3 ? cc.faceB[i] : cc.apexB;
-        y[i] = pa[i] - toA(lb[i]);
+        y[i] = pa[i] - toALean(lb[i]);
         scale2 = std::max(scale2, y[i].squaredNorm());
       }
       // The cross products first (the containment test needs no more); the unit normal and plane
@@ -594,7 +598,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       };
       auto planeOf = [&](LeanFace& g) { return faceNormalise(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.cross, g.n, g.d); };
       // ExpandingPolytope::originBelow / sees: sign of orient3d(face, q), w = q - y[v0].
-      auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) {
+      auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) __attribute__((always_inline)) {
         return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, w);
       };
       // The base's cross product serves the orientation test and the base face: (y2 - y0) x (y1 - y0)
@@ -692,7 +696,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
               faceBarycentrics(y[F[0].v[0]], y[F[0].v[1]], y[F[0].v[2]], F[0].n, F[0].d * F[0].n, lam);
             const LeanFace& G = F[best];
             Vec3 paF[3], pbA[3];
-            for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = toA(lb[G.v[i]]);
+            for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = toALean(lb[G.v[i]]);
             const Real d = h < 0 ? 0 : h;
             answerOnFace(Status::Overlapping, d, n, paF, pbA, lam);
             out.lowerBound = -d;
