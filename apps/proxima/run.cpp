@@ -206,22 +206,20 @@ void clearPreviousOutput(const fs::path& dir) {
   }
 }
 
-// checkpoint.bin, then checkpoint.json with the scenario record and the digest of checkpoint.bin's
-// bytes: the record is checked against the scenario on a resume and the digest against the state
-// file, so a checkpoint.json from another run or another checkpoint cannot vouch for this one.
-// Each file is written whole to a temporary and renamed; the state is complete in memory first.
+// checkpoint.bin, then checkpoint.json with the scenario record, the output cadence and the digest
+// of checkpoint.bin's bytes: the record is checked against the scenario on a resume and the digest
+// against the state file, so a checkpoint.json from another run or another checkpoint cannot vouch
+// for this one. Each file is streamed to a temporary and renamed (the state is not held in memory;
+// the digest is read back from the file written).
 Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, double wallSeconds,
-                             const json& fingerprint) {
-  std::ostringstream state;
-  sim.saveState(state);
-  const std::string bytes = std::move(state).str();
-  if (auto w = io::writeFileAtomically(dir / "checkpoint.bin", bytes); !w) return w;
-  Fnv1a digest;
-  digest.add(bytes.data(), bytes.size());
+                             const json& fingerprint, const Cadence& cad) {
+  if (auto w = io::writeFileAtomically(dir / "checkpoint.bin", [&](std::ostream& out) { sim.saveState(out); }); !w)
+    return w;
   json meta = {{"step", sim.stepCount()},
                {"time", sim.time()},
                {"wall_seconds", wallSeconds},
-               {"checkpoint_fnv1a", digest.hex()},
+               {"checkpoint_fnv1a", fileDigest(dir / "checkpoint.bin")},
+               {"cadence_steps", {{"frame", cad.frame}, {"csv", cad.csv}}},
                {"scenario", fingerprint}};
   return io::writeFileAtomically(dir / "checkpoint.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
@@ -312,6 +310,18 @@ int runScenario(const RunOptions& o) {
     }
     if (meta.is_object() && meta.contains("wall_seconds") && meta["wall_seconds"].is_number())
       wallBefore = meta["wall_seconds"].get<double>();
+    // Frame and CSV intervals left to their defaults follow time.duration (20 frames, 200 rows): a
+    // resume that extends the run keeps the cadence the series began with, so that the series is
+    // the uninterrupted run's (an interval the scenario sets is the same on both sides).
+    if (meta.is_object() && meta.contains("cadence_steps") && meta["cadence_steps"].is_object()) {
+      const json& recorded = meta["cadence_steps"];
+      auto keep = [&](const char* key, Real interval, std::int64_t& steps) {
+        if (interval > 0 || !recorded.contains(key) || !recorded[key].is_number_integer()) return;
+        if (const auto v = recorded[key].get<std::int64_t>(); v >= 1) steps = v;
+      };
+      keep("frame", sc.output.frameInterval, cad.frame);
+      keep("csv", sc.output.csvInterval, cad.csv);
+    }
     if (meta.is_object() && meta.contains("scenario")) {
       // Same scenario (up to duration, stop rule, threads, output) or no resume: a different one
       // would continue a state it did not produce.
@@ -518,7 +528,7 @@ int runScenario(const RunOptions& o) {
     if (s % cad.frame == 0 || last)
       if (!frame()) return 1;
     if (s % cad.checkpoint == 0 || last)
-      if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) {
+      if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint, cad); !r.ok()) {
         std::cerr << "proxima run: " << r.message() << '\n';
         return 1;
       }
@@ -530,7 +540,7 @@ int runScenario(const RunOptions& o) {
         // (this step's CSV row was just written: the stop is tested on CSV steps only)
         if (!(s % cad.frame == 0 || last) && !frame()) return 1;
         if (!(s % cad.checkpoint == 0 || last))
-          if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint); !r.ok()) return 1;
+          if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint, cad); !r.ok()) return 1;
         stoppedEarly = true;
         break;
       }

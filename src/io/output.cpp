@@ -431,6 +431,10 @@ Result<bool> writePvd(const fs::path& path, const std::vector<PvdEntry>& entries
 }
 
 Result<bool> writeFileAtomically(const fs::path& path, const std::string& text) {
+  return writeFileAtomically(path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+}
+
+Result<bool> writeFileAtomically(const fs::path& path, const std::function<void(std::ostream&)>& write) {
   const std::string tmp = tmpName(path);
   {
     errno = 0;
@@ -438,7 +442,7 @@ Result<bool> writeFileAtomically(const fs::path& path, const std::string& text) 
     auto why = [] { return errno != 0 ? std::string(": ") + std::strerror(errno) : std::string(); };
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Result<bool>::failure(path.string() + ": cannot open for writing" + why());
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    write(out);
     out.close();
     if (!out) {
       const std::string reason = why();

@@ -2,6 +2,7 @@
 """Contract of `proxima run`: output files, resume bit-for-bit, clear errors. Usage: test_run.py PROXIMA"""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,23 @@ with tempfile.TemporaryDirectory() as tmp:
           f"resumed CSV equals the straight CSV ({len(a)} vs {len(b)} rows)")
     frames = lambda d: sorted(os.listdir(os.path.join(tmp, d, "frames")))
     check(frames("straight") == frames("resumed"), f"resumed frames equal the straight run's ({len(frames('straight'))} vs {len(frames('resumed'))})")
+
+    # Default intervals (20 frames, 200 rows per run) follow time.duration: a resume that extends the
+    # run keeps the first session's cadence (it switched to the longer run's cadence mid-series).
+    dflt = os.path.join(tmp, "default_cadence.yaml")
+    with open(dflt, "w") as f:
+        f.write(SCENARIO.replace("output: {directory: out, frame_interval: 0.02, csv_interval: 0.004}", "output: {directory: out}"))
+    r1 = run([dflt, "-o", "extended", "-q", "--duration", "0.03"], tmp)
+    r2 = run([dflt, "-o", "extended", "-q", "--resume", "--duration", "0.06"], tmp)
+    check(r1.returncode == 0 and r2.returncode == 0, f"default-cadence run and its extension exit 0 ({r2.stderr.strip()[-300:]})")
+    erows = open(os.path.join(tmp, "extended", "timeseries.csv")).read().strip().splitlines()[1:]
+    esteps = [int(x.split(",")[0]) for x in erows]
+    gaps = sorted(set(b - a for a, b in zip(esteps, esteps[1:])))
+    check(len(erows) > 300 and len(gaps) == 1, f"extended CSV: one row spacing throughout (got {len(erows)} rows, spacings {gaps[:5]})")
+    with open(os.path.join(tmp, "extended", "particles.pvd")) as f:
+        times = [float(t) for t in re.findall(r'timestep="([^"]+)"', f.read())]
+    fgaps = [b - a for a, b in zip(times, times[1:-1])]  # (the last frame closes the run, off the cadence)
+    check(len(times) > 30 and max(fgaps) - min(fgaps) < 1e-9, f"extended run: frames at one spacing ({len(times)} frames, spacings {min(fgaps):.6g}..{max(fgaps):.6g})")
 
     # Resume without a checkpoint, bad scenario: exit 2 with a message naming file, line and field.
     r = run([scen, "-o", "nothing-here", "--resume"], tmp)

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -197,6 +198,9 @@ Result<bool> writeSummaryJson(const std::filesystem::path& path, const dem::Simu
 
 /// Writes `text` to `path` atomically: "<path>.tmp" then rename.
 Result<bool> writeFileAtomically(const std::filesystem::path& path, const std::string& text);
+/// The same with the content streamed by `write` (nothing held in memory): "<path>.tmp", then
+/// rename; a failed write says why (e.g. "No space left on device") and leaves no temporary.
+Result<bool> writeFileAtomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 /// Short human duration for progress lines: "12.3s", "3m05s", "1h02m" (negative or NaN: "?").
 std::string formatDuration(double seconds);
