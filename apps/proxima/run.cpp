@@ -361,7 +361,7 @@ int runScenario(const RunOptions& o) {
     const std::string recorded = at != meta.end() && at->is_string() ? at->get<std::string>() : std::string();
     if (const std::string actual = fileDigest(dir / "checkpoint.bin"); recorded != actual) {
       std::cerr << "proxima run: --resume: " << (dir / "checkpoint.json").string()
-                << (recorded.empty() ? " has no digest of checkpoint.bin (checkpoint_fnv1a)"
+                << (recorded.empty() ? " has no digest of checkpoint.bin (checkpoint_fnv1a; builds before 2026-11-27 wrote none)"
                                      : " was written with another checkpoint.bin (digest " + recorded + ", the file's " +
                                            actual + ")")
                 << ", so the scenario record cannot vouch for the state; restore the two files written together, or "
