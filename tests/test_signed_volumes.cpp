@@ -138,8 +138,9 @@ TEST(SignedVolumes, ThesisDegenerateTetrahedronFig46) {
     }
 }
 
-// Every vertex order of Fig. 4.6 (orders change the rounding of det M: the thesis's order gives
-// -3.6e-12 in plain double): the answer stays finite and correct, and exact signs see volume 0.
+// Every vertex order of Fig. 4.6 (an order can change the rounding of det M; the thesis's -3.6e-12
+// comes from the nested cofactor form, see the digest): the answer stays finite and correct, and
+// exact signs see volume 0.
 TEST(SignedVolumes, Fig46AllVertexOrders) {
   std::vector<int> perm = {0, 1, 2, 3};
   int orders = 0;
