@@ -147,7 +147,9 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
           f.n = 0;
           return;
         }
-        for (int i = b0; i < b1; ++i) f.p[f.n++] = v[data.facetLoops[i]];
+        int m = 0;  // (a local count: f.n went through memory on every point)
+        for (int i = b0; i < b1; ++i) f.p[m++] = v[data.facetLoops[i]];
+        f.n = m;
       }
     } else if (data.dimension == 2 && v.size() >= 3) {
       // A flat polytope is its own face: its hull polygon, in order (both sides).
