@@ -357,6 +357,17 @@ TEST(ScenarioYaml, ErrorsNameLineAndField) {
   expectError(variant(7, "time:\n\tduration: 0.1"), "s.yaml:", {"tab characters"});
 }
 
+// A one-template scenario (s.yaml) whose template has the given `size:` (line 6).
+static Result<dem::Scenario> sizedScene(const std::string& size) {
+  return io::parseScenario(
+      "materials:\n  - {name: m, density: 2500, youngs_modulus: 1.0e7, restitution: 0.5, friction: 0.5}\n"
+      "templates:\n  - name: b\n    shape: {type: sphere, radius: 0.001}\n"
+      "    size: " + size + "\n"
+      "particles:\n  - {template: b, count: 2, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n"
+      "time: {duration: 0.01}\n",
+      "s.yaml", "");
+}
+
 // Review 2026-11-27: 10 000 nested brackets read "YAML syntax error: bad file" (yaml-cpp's depth
 // guard), and size fractions of 1e308 overflowed their sum (every particle got the last size).
 TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
@@ -364,13 +375,7 @@ TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
   ASSERT_FALSE(deep.ok());
   EXPECT_NE(deep.message().find("s.yaml:1: YAML: lists or maps nested deeper than"), std::string::npos)
       << deep.message();
-  auto huge = io::parseScenario(
-      "materials:\n  - {name: m, density: 2500, youngs_modulus: 1.0e7, restitution: 0.5, friction: 0.5}\n"
-      "templates:\n  - name: b\n    shape: {type: sphere, radius: 0.001}\n"
-      "    size: {distribution: table, sizes: [1, 2], fractions: [1e308, 1e308]}\n"
-      "particles:\n  - {template: b, count: 2, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n"
-      "time: {duration: 0.01}\n",
-      "s.yaml", "");
+  auto huge = sizedScene("{distribution: table, sizes: [1, 2], fractions: [1e308, 1e308]}");
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.message().find("templates[0].size.fractions: sum beyond the range"), std::string::npos)
       << huge.message();
@@ -387,15 +392,7 @@ TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
 // "templates[0].size: size factor must be finite and > 0 (got 0)" from the builder, with no line);
 // a bound on the side it overflows makes the same sigma valid.
 TEST(ScenarioYaml, LogNormalSigmaBeyondNumbersIsNamed) {
-  auto scene = [](const std::string& size) {
-    return io::parseScenario(
-        "materials:\n  - {name: m, density: 2500, youngs_modulus: 1.0e7, restitution: 0.5, friction: 0.5}\n"
-        "templates:\n  - name: b\n    shape: {type: sphere, radius: 0.001}\n"
-        "    size: " + size + "\n"
-        "particles:\n  - {template: b, count: 2, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n"
-        "time: {duration: 0.01}\n",
-        "s.yaml", "");
-  };
+  auto scene = sizedScene;
   auto huge = scene("{distribution: lognormal, median: 0.25, sigma: 1e300}");
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.message().find("s.yaml:6: templates[0].size.sigma: 1e+300 draws sizes beyond the largest number"),

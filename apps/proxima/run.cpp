@@ -107,31 +107,20 @@ struct Cadence {
   std::int64_t total = 0, frame = 0, csv = 0, checkpoint = 0;
 };
 
-// FNV-1a 64 of a byte stream, as 16 hex digits (mesh files and the checkpoint: a fingerprint of
-// content, not a cryptographic hash).
-struct Fnv1a {
-  std::uint64_t h = 14695981039346656037ULL;
-  void add(const char* p, std::size_t n) {
-    for (std::size_t k = 0; k < n; ++k) h = (h ^ static_cast<unsigned char>(p[k])) * 1099511628211ULL;
-  }
-  [[nodiscard]] std::string hex() const {
-    char out[17];
-    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-    return out;
-  }
-};
-
-// A file's content as FNV-1a 64 (hex), or "unreadable".
+// A file's content as FNV-1a 64 (16 hex digits: a fingerprint of content, not a cryptographic hash),
+// or "unreadable". (Mesh files in the scenario record, and checkpoint.bin.)
 std::string fileDigest(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return "unreadable";
-  Fnv1a f;
+  std::uint64_t h = 14695981039346656037ULL;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    f.add(buf, static_cast<std::size_t>(in.gcount()));
+    for (std::streamsize k = 0; k < in.gcount(); ++k) h = (h ^ static_cast<unsigned char>(buf[k])) * 1099511628211ULL;
     if (!in) break;
   }
-  return f.hex();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 // Every mesh file the scenario names ("file" of a shape or wall), with its content's digest next to
