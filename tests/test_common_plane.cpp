@@ -283,6 +283,22 @@ TEST(CommonPlane, ResultFieldsAndSeparatedPairs) {
   }
 }
 
+// Bodies ~1e16 times their size apart: rounding collapses the far box's vertices onto a plane, its
+// edges to zero length, and a normal made from them is not a number. Nezami then climbed from vertex
+// -1 (a crash, found by a bad-input hunt 2026-11-27); both methods must answer "separated".
+TEST(CommonPlane, BodiesFarApartRelativeToTheirSize) {
+  const auto fa = feats(Box{Vec3(1, 1, 1)}, Transform::identity());
+  for (const Real x : {1e16, 1e20, 1e300}) {
+    const auto fb = feats(Box{Vec3(1, 1, 1)}, Transform::translate(Vec3(x, 0, 0)));
+    for (const ContactResult& r : {revisedNezami(fa, fb), revisedCundall(fa, fb)}) {
+      SCOPED_TRACE(testing::Message() << "x = " << x << ", " << toString(r.method));
+      EXPECT_EQ(r.status, Status::Separated);
+      EXPECT_NEAR(r.distance, x, 1e-12 * x);
+      EXPECT_NEAR(r.normal.x(), 1, 1e-12);
+    }
+  }
+}
+
 // Depths from 1e-9 to deep overlaps on boxes in face-face, edge-face and edge-edge contact: Nezami
 // matches the oracle to roundoff of the coordinates (absolute), Cundall to its resolution.
 TEST(CommonPlane, TinyAndDeepOverlaps) {

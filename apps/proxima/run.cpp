@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -184,7 +185,8 @@ std::int64_t firstBlownUp(const dem::Simulation& sim) {
 // fresh run does not leave, e.g., the walls of a different scenario in walls.pvd. Other files stay.
 void clearPreviousOutput(const fs::path& dir) {
   std::error_code ec;
-  for (const char* f : {"particles.pvd", "centres.pvd", "walls.pvd", "checkpoint.bin", "checkpoint.json", "summary.json"})
+  for (const char* f : {"particles.pvd", "centres.pvd", "walls.pvd", "checkpoint.bin", "checkpoint.new.bin", "checkpoint.json",
+                        "summary.json"})
     fs::remove(dir / f, ec);
   if (!fs::is_directory(dir / "frames", ec)) return;
   for (const auto& e : fs::directory_iterator(dir / "frames", ec)) {
@@ -195,22 +197,59 @@ void clearPreviousOutput(const fs::path& dir) {
   }
 }
 
-// checkpoint.bin, then checkpoint.json with the scenario record, the output cadence and the digest
-// of checkpoint.bin's bytes: the record is checked against the scenario on a resume and the digest
-// against the state file, so a checkpoint.json from another run or another checkpoint cannot vouch
-// for this one. Each file is streamed to a temporary and renamed (the state is not held in memory;
-// the digest is read back from the file written).
+// The state goes to checkpoint.new.bin, then checkpoint.json with the scenario record, the output
+// cadence and the digest of the new state file's bytes, then checkpoint.new.bin becomes
+// checkpoint.bin: the record is checked against the scenario on a resume and the digest against the
+// state file, so a checkpoint.json from another run or another checkpoint cannot vouch for this one.
+// Each file is streamed to a temporary and renamed (the state is not held in memory; the digest is
+// read back from the file written). A run killed between two of these steps leaves either the old
+// pair (checkpoint.bin and the old record) or the new record with the new state still under its
+// first name: a resume finishes the rename (committedState). (Writing checkpoint.bin first, as
+// before 2026-11-27, left a kill between the two files with a state its record did not describe, and
+// nothing to resume from.)
+constexpr const char* kPendingState = "checkpoint.new.bin";
+
 Result<bool> writeCheckpoint(const fs::path& dir, const dem::Simulation& sim, double wallSeconds,
                              const json& fingerprint, const Cadence& cad) {
-  if (auto w = io::writeFileAtomically(dir / "checkpoint.bin", [&](std::ostream& out) { sim.saveState(out); }); !w)
-    return w;
+  const fs::path pending = dir / kPendingState;
+  if (auto w = io::writeFileAtomically(pending, [&](std::ostream& out) { sim.saveState(out); }); !w) return w;
   json meta = {{"step", sim.stepCount()},
                {"time", sim.time()},
                {"wall_seconds", wallSeconds},
-               {"checkpoint_fnv1a", fileDigest(dir / "checkpoint.bin")},
+               {"checkpoint_fnv1a", fileDigest(pending)},
                {"cadence_steps", {{"frame", cad.frame}, {"csv", cad.csv}}},
                {"scenario", fingerprint}};
-  return io::writeFileAtomically(dir / "checkpoint.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  if (auto w = io::writeFileAtomically(dir / "checkpoint.json", meta.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+      !w)
+    return w;
+  std::error_code ec;
+  fs::rename(pending, dir / "checkpoint.bin", ec);
+  if (ec)
+    return Result<bool>::failure("cannot rename " + pending.string() + " to checkpoint.bin: " + ec.message());
+  return true;
+}
+
+// The state file that checkpoint.json's digest names: checkpoint.bin, or a checkpoint.new.bin that a
+// killed run wrote with its record but did not rename yet (renamed now). Empty when neither matches.
+std::string committedState(const fs::path& dir, const std::string& recorded, std::string& actual) {
+  actual = fileDigest(dir / "checkpoint.bin");
+  if (!recorded.empty() && actual == recorded) return "checkpoint.bin";
+  std::error_code ec;
+  if (!recorded.empty() && fs::is_regular_file(dir / kPendingState, ec) && fileDigest(dir / kPendingState) == recorded) {
+    fs::rename(dir / kPendingState, dir / "checkpoint.bin", ec);
+    if (!ec) return "checkpoint.bin";
+    return kPendingState;  // (read where it is)
+  }
+  return {};
+}
+
+// SIGINT / SIGTERM (Ctrl-C, a batch system's time limit): the run finishes its step, writes a
+// checkpoint and the summary, and exits with 128 + the signal, resumable with --resume. A second
+// signal ends the process at once (the handler restores the default).
+volatile std::sig_atomic_t gStopSignal = 0;
+extern "C" void onStopSignal(int sig) {
+  gStopSignal = sig;
+  std::signal(sig, SIG_DFL);
 }
 
 }  // namespace
@@ -251,7 +290,7 @@ int runScenario(const RunOptions& o) {
   }
   const fs::path dir = sc.output.directory;
   std::error_code ec;
-  if (o.resume && !fs::is_regular_file(dir / "checkpoint.bin", ec)) {
+  if (o.resume && !fs::is_regular_file(dir / "checkpoint.bin", ec) && !fs::is_regular_file(dir / kPendingState, ec)) {
     std::cerr << "proxima run: --resume: no checkpoint in '" << dir.string() << "' (checkpoint.bin)\n";
     return 2;
   }
@@ -340,15 +379,12 @@ int runScenario(const RunOptions& o) {
                    "afresh\n";
       return 2;
     }
-    std::ifstream in(dir / "checkpoint.bin", std::ios::binary);
-    if (!in) {
-      std::cerr << "proxima run: --resume: no checkpoint in '" << dir.string() << "' (checkpoint.bin)\n";
-      return 2;
-    }
     // The record vouches only for the state file written with it.
     const auto at = meta.find("checkpoint_fnv1a");
     const std::string recorded = at != meta.end() && at->is_string() ? at->get<std::string>() : std::string();
-    if (const std::string actual = fileDigest(dir / "checkpoint.bin"); recorded != actual) {
+    std::string actual;
+    const std::string stateFile = committedState(dir, recorded, actual);
+    if (stateFile.empty()) {
       std::cerr << "proxima run: --resume: " << (dir / "checkpoint.json").string()
                 << (recorded.empty() ? " has no digest of checkpoint.bin (checkpoint_fnv1a; builds before 2026-11-27 wrote none)"
                                      : " was written with another checkpoint.bin (digest " + recorded + ", the file's " +
@@ -357,8 +393,13 @@ int runScenario(const RunOptions& o) {
                    "run without --resume to start afresh\n";
       return 2;
     }
+    std::ifstream in(dir / stateFile, std::ios::binary);
+    if (!in) {
+      std::cerr << "proxima run: --resume: cannot read " << (dir / stateFile).string() << '\n';
+      return 2;
+    }
     if (auto loaded = sim.loadState(in); !loaded.ok()) {
-      std::cerr << "proxima run: --resume: " << (dir / "checkpoint.bin").string() << ": " << loaded.message() << '\n';
+      std::cerr << "proxima run: --resume: " << (dir / stateFile).string() << ": " << loaded.message() << '\n';
       return 2;
     }
     resumeStep = sim.stepCount();
@@ -508,7 +549,26 @@ int runScenario(const RunOptions& o) {
     return 1;
   };
   bool stoppedEarly = false;
+  gStopSignal = 0;
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
   while (sim.stepCount() < cad.total) {
+    if (const int sig = gStopSignal) {
+      std::signal(SIGINT, SIG_DFL), std::signal(SIGTERM, SIG_DFL);
+      const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+      std::cerr << "\nproxima run: " << name << " at step " << sim.stepCount() << " (t = " << sim.time()
+                << " s): writing a checkpoint; continue with --resume\n";
+      if (auto r = writeCheckpoint(dir, sim, wall(), fingerprint, cad); !r.ok()) {
+        std::cerr << "proxima run: " << r.message() << '\n';
+        return 1;
+      }
+      json extra = {{"scenario", o.scenario.empty() ? "<built-in default>" : o.scenario},
+                    {"error", std::string("interrupted by ") + name + "; resumable with --resume"},
+                    {"stopped_early", true},
+                    {"resumed", resumeStep.has_value()}};
+      (void)io::writeSummaryJson(dir / "summary.json", sim, extra);
+      return 128 + sig;
+    }
     sim.step();
     const std::int64_t s = sim.stepCount();
     const bool last = s == cad.total;
@@ -549,6 +609,7 @@ int runScenario(const RunOptions& o) {
       std::fflush(stderr);
     }
   }
+  std::signal(SIGINT, SIG_DFL), std::signal(SIGTERM, SIG_DFL);
   const double totalWall = wall();
   const double runWall = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::int64_t stepsRun = sim.stepCount() - startStep;

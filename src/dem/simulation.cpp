@@ -758,6 +758,15 @@ void Simulation::rebuildNeighbours() {
   // (reserved exactly: a cache is ~1 kB, and every doubling of a large array is a fresh mapping)
   caches.reserve(static_cast<std::size_t>(
       std::count_if(found.begin(), found.end(), [&](std::uint64_t f) { return !bothSpheres(f); })));
+  // Caches are placed in two runs, each in pair order: first the pairs that were in the narrow phase
+  // at the last step (touching, or a bound at 0), then the rest. A step reads only the first kind's
+  // caches (~1 kB each), which then lie next to each other instead of between the caches of pairs
+  // the bound skips (~60 % of a settled polyhedral bed's listed pairs): a stream the hardware
+  // prefetcher follows. Where a cache sits changes no result.
+  std::vector<int> fromCache;  // per narrow-phase pair, in pair order: its previous cache, or -1
+  std::vector<std::uint8_t> hot;
+  fromCache.reserve(caches.capacity());
+  hot.reserve(caches.capacity());
   std::size_t old = 0;
   for (std::uint64_t f : found) {
     PairState p;
@@ -773,11 +782,24 @@ void Simulation::rebuildNeighbours() {
       p.touching = pairs_[old].touching;
     }
     if (!bothSpheres(f)) {
-      p.cache = static_cast<int>(caches.size());
-      caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)]
-                                                      : ContactCache{});
+      p.cache = static_cast<int>(fromCache.size());  // (its rank for now; placed below)
+      fromCache.push_back(kept ? pairs_[old].cache : -1);
+      hot.push_back(static_cast<std::uint8_t>(kept && (p.touching != 0 || !(p.bound > 0))));
     }
     pairs.push_back(p);
+  }
+  {
+    std::vector<int> slot(fromCache.size());
+    int next = 0;
+    for (int pass = 1; pass >= 0; --pass)
+      for (std::size_t r = 0; r < fromCache.size(); ++r) {
+        if (hot[r] != pass) continue;
+        slot[r] = next++;
+        const int c = fromCache[r];
+        caches.push_back(c >= 0 ? caches_[static_cast<std::size_t>(c)] : ContactCache{});
+      }
+    for (PairState& p : pairs)
+      if (p.cache >= 0) p.cache = slot[static_cast<std::size_t>(p.cache)];
   }
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
@@ -1442,6 +1464,10 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
         // (its slots, written by a touching pair: stores that miss wait in the store buffer, and the
         // next query's ~0.5 kB result initialisation then stalled behind them)
         const auto cq = static_cast<std::size_t>(q.cache);
+        // (its law's constants: read by every touching pair, and missed, since the skipped pairs
+        // between two active ones leave no stream for the hardware prefetcher; perf: ~1/4 of
+        // pairForces' cycles waited on that load)
+        __builtin_prefetch(&pairConst_[kq]);
         __builtin_prefetch(&pairForce_[kq], 1);
         __builtin_prefetch(&pairTorque_[kq], 1);
         __builtin_prefetch(&pairDepth_[cq], 1);

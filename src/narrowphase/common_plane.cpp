@@ -54,7 +54,10 @@ Gap evaluateGap(const PolyhedronFeatures& a, const PolyhedronFeatures& b, const 
     const Real s = b.vertices[i].dot(n);
     if (s < lb) lb = s, g.iB = i;
   }
-  g.gap = lb - ha;
+  // A normal along which no vertex gives a number (not finite, e.g. made from an edge that rounding
+  // collapsed) is never better than any other: without this, -inf and +inf made its gap +inf, and
+  // the climb went on from vertex -1 (a crash with bodies ~1e16 times their size apart).
+  g.gap = g.iA >= 0 && g.iB >= 0 ? lb - ha : -std::numeric_limits<Real>::infinity();
   return g;
 }
 
@@ -68,10 +71,12 @@ std::pair<Vec3, Vec3> orthonormalFrame(const Vec3& n) {
 
 /// Start direction of both algorithms: the centroid line C1 -> C2 (the normal of their
 /// perpendicular bisector, Alg. 1 and 2 "Require"); +x when the centroids coincide.
+/// (Directions between points are normalised by Eigen's stableNorm: for bodies ~1e154 or more apart
+/// the plain norm overflows, and d / inf gave a zero start normal and a wrong "overlapping, depth 0".)
 Vec3 centroidDirection(const PolyhedronFeatures& a, const PolyhedronFeatures& b) {
   const Vec3 d = b.centroid - a.centroid;
-  const Real len = d.norm();
-  return len > 0 ? Vec3(d / len) : Vec3::UnitX();
+  const Real len = d.stableNorm();
+  return len > 0 && std::isfinite(len) ? Vec3(d / len) : Vec3::UnitX();
 }
 
 // --- Witness points on the common plane -------------------------------------------------------
@@ -426,11 +431,11 @@ Climb nezamiClimb(const PolyhedronFeatures& a, const PolyhedronFeatures& b, cons
     // Line 8: bisector planes of V1V2, both signs (overlap makes V1V2 point against n).
     // V1 = V2 (touching vertices) gives no direction and is skipped.
     const Vec3 d0 = b.vertices[t2[0]] - a.vertices[t1[0]];
-    const Vec3 pb = d0.norm() > 0 ? Vec3(d0.normalized()) : nRef;
+    const Vec3 pb = d0.norm() > 0 ? Vec3(d0.stableNormalized()) : nRef;
     for (int v1 : t1)
       for (int v2 : t2) {
         const Vec3 d = b.vertices[v2] - a.vertices[v1];
-        if (d.norm() > 0) tryBothSigns(d.normalized());
+        if (d.norm() > 0) tryBothSigns(d.stableNormalized());
       }
     // Lines 9-10, 22: faces containing V1 (outward normals of A) and V2 (B's normals negated).
     gather(a.vertexFaces, t1, f1), gather(b.vertexFaces, t2, f2);
