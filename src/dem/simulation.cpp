@@ -758,15 +758,6 @@ void Simulation::rebuildNeighbours() {
   // (reserved exactly: a cache is ~1 kB, and every doubling of a large array is a fresh mapping)
   caches.reserve(static_cast<std::size_t>(
       std::count_if(found.begin(), found.end(), [&](std::uint64_t f) { return !bothSpheres(f); })));
-  // Caches are placed in two runs, each in pair order: first the pairs that were in the narrow phase
-  // at the last step (touching, or a bound at 0), then the rest. A step reads only the first kind's
-  // caches (~1 kB each), which then lie next to each other instead of between the caches of pairs
-  // the bound skips (~60 % of a settled polyhedral bed's listed pairs): a stream the hardware
-  // prefetcher follows. Where a cache sits changes no result.
-  std::vector<int> fromCache;  // per narrow-phase pair, in pair order: its previous cache, or -1
-  std::vector<std::uint8_t> hot;
-  fromCache.reserve(caches.capacity());
-  hot.reserve(caches.capacity());
   std::size_t old = 0;
   for (std::uint64_t f : found) {
     PairState p;
@@ -782,24 +773,11 @@ void Simulation::rebuildNeighbours() {
       p.touching = pairs_[old].touching;
     }
     if (!bothSpheres(f)) {
-      p.cache = static_cast<int>(fromCache.size());  // (its rank for now; placed below)
-      fromCache.push_back(kept ? pairs_[old].cache : -1);
-      hot.push_back(static_cast<std::uint8_t>(kept && (p.touching != 0 || !(p.bound > 0))));
+      p.cache = static_cast<int>(caches.size());
+      caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)]
+                                                      : ContactCache{});
     }
     pairs.push_back(p);
-  }
-  {
-    std::vector<int> slot(fromCache.size());
-    int next = 0;
-    for (int pass = 1; pass >= 0; --pass)
-      for (std::size_t r = 0; r < fromCache.size(); ++r) {
-        if (hot[r] != pass) continue;
-        slot[r] = next++;
-        const int c = fromCache[r];
-        caches.push_back(c >= 0 ? caches_[static_cast<std::size_t>(c)] : ContactCache{});
-      }
-    for (PairState& p : pairs)
-      if (p.cache >= 0) p.cache = slot[static_cast<std::size_t>(p.cache)];
   }
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
