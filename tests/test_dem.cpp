@@ -586,6 +586,35 @@ TEST(Dem, DampedTimeStepCoversHeavyDampingAndFastParticles) {
   EXPECT_LE(fastDamped, fast);
 }
 
+// Bad-input hunt 2026-11-27: a restitution set for a material pair (interactions:) was left out of
+// the time-step estimate, so e = 0.001 on the pair got the e = 0.5 step and blew up. The pair's law
+// now sets the limit exactly as the same restitution on the material does.
+TEST(Dem, PairOverridesSetTheDampedTimeStep) {
+  auto damped = [](Real materialE, Real pairE) {
+    Simulation sim;
+    sim.setMaterials({soft(materialE, 0.5)}, ContactModel::HertzMindlin);
+    if (pairE > 0) sim.overridePair(0, 0, pairE, 0.5, 0);
+    const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{0.001})).value());
+    sim.addParticle(k, 0, Vec3::Zero());
+    return sim.dampedTimeStep(1.0);
+  };
+  EXPECT_EQ(damped(0.5, 0.001), damped(0.001, 0));
+  EXPECT_LT(damped(0.5, 0.001), 0.2 * damped(0.5, 0));
+}
+
+// More materials than the contact table is sized for are refused by name (60 000 materials aborted
+// with std::bad_alloc building the table of every pair).
+TEST(Dem, TooManyMaterialsAreRefused) {
+  Simulation sim;
+  sim.setMaterials(std::vector<Material>(kMaxMaterials + 1, soft(0.5, 0.5)), ContactModel::HertzMindlin);
+  const int k = sim.addShape(makeParticleShape("ball", Shape(Sphere{0.001})).value());
+  sim.addParticle(k, 0, Vec3::Zero());
+  sim.options().timeStep = 1e-6;
+  auto r = sim.initialize();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("at most 1000"), std::string::npos) << r.message();
+}
+
 namespace {
 
 // One sphere (r = 5 mm) and walls; returns the simulation ready to initialize.

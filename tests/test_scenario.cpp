@@ -391,6 +391,18 @@ TEST(ScenarioYaml, DeepNestingAndOverflowingFractionsAreNamed) {
 // A log-normal sigma whose draws leave the range of a number is named at its line (it read
 // "templates[0].size: size factor must be finite and > 0 (got 0)" from the builder, with no line);
 // a bound on the side it overflows makes the same sigma valid.
+TEST(ScenarioYaml, TooManyMaterialsAreNamed) {
+  std::string text = "materials:\n";
+  for (int i = 0; i <= dem::kMaxMaterials; ++i)
+    text += "  - {name: m" + std::to_string(i) + ", density: 2500, youngs_modulus: 1.0e7}\n";
+  text += "templates: [{name: b, shape: {type: sphere, radius: 0.001}, material: m0}]\n"
+          "particles: [{template: b, count: 1, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}]\n"
+          "time: {duration: 0.001}\n";
+  auto r = io::parseScenario(text, "s.yaml", "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("s.yaml:2: materials: 1001 materials; at most 1000"), std::string::npos) << r.message();
+}
+
 TEST(ScenarioYaml, LogNormalSigmaBeyondNumbersIsNamed) {
   auto scene = sizedScene;
   auto huge = scene("{distribution: lognormal, median: 0.25, sigma: 1e300}");

@@ -339,8 +339,14 @@ Real Simulation::stableTimeStep(Real impactSpeed) const { return timeStepLimits(
 Real Simulation::dampedTimeStep(Real impactSpeed) const { return timeStepLimits(impactSpeed).damped; }
 
 Simulation::TimeStepLimits Simulation::timeStepLimits(Real impactSpeed) const {
-  if (materials_.empty()) return {0, 0};
-  const ContactTable table(materials_, model_);
+  if (materials_.empty() || materials_.size() > static_cast<std::size_t>(kMaxMaterials)) return {0, 0};
+  // With the pair overrides, as the run will use them: a restitution set for a pair damps its
+  // contacts as much as one set on the material (the overrides were left out until 2026-11-27, and
+  // an interaction with e = 0.001 then got the e = 0.5 step and blew up).
+  ContactTable table(materials_, model_);
+  const int nm = static_cast<int>(materials_.size());
+  for (const Override& o : overrides_)
+    if (o.a >= 0 && o.a < nm && o.b >= 0 && o.b < nm) table.override(o.a, o.b, o.e, o.mu, o.muR);
   const Real v = impactSpeed > 0 ? impactSpeed : 1.0;
   TimeStepLimits limits{std::numeric_limits<Real>::infinity(), std::numeric_limits<Real>::infinity()};
   // One estimate per distinct (shape, material) present, against an identical particle and
@@ -397,6 +403,9 @@ Result<bool> Simulation::initialize() {
   // loaded twice).
   if (initialized_) return R::failure("initialize() called twice: the simulation is already running");
   if (materials_.empty()) return R::failure("no materials defined");
+  if (materials_.size() > static_cast<std::size_t>(kMaxMaterials))
+    return R::failure(std::to_string(materials_.size()) + " materials; at most " + std::to_string(kMaxMaterials) +
+                      " (the contact table holds a law for every pair of materials)");
   for (std::size_t m = 0; m < materials_.size(); ++m) {
     const Material& mat = materials_[m];
     const std::string where = "material '" + mat.name + "'";

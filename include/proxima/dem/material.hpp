@@ -16,6 +16,10 @@ enum class ContactModel {
 };
 std::string_view toString(ContactModel m);
 
+/// The most materials a simulation takes: the contact table holds a law for every ordered pair
+/// (~100 bytes each, ~0.1 GB at this count), and the time-step estimate builds one more.
+constexpr int kMaxMaterials = 1000;
+
 struct Material {
   std::string name;
   Real density = 2500;        ///< kg/m^3
