@@ -244,6 +244,37 @@ TEST(Dem, NeighbourListIsCompleteForTenToOneSizes) {
   EXPECT_EQ(sim.neighbourPairs(), expected);
 }
 
+// Boulders among fine grains (1000:1 and 100:1 in size, two boulders overlapping each other): their
+// cubes would cover ~1e9 cells, so they are tested against every particle instead of entering the
+// cells (a bad-input hunt, 2026-11-27: 101 particles at 1000:1 took 3.3 GB, at 1e5:1 std::bad_alloc).
+// The list must still hold exactly the brute-force pairs.
+TEST(Dem, NeighbourListIsCompleteWithBouldersAmongFineGrains) {
+  Simulation sim;
+  sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<Real> u(0, 1);
+  std::vector<Real> radius;
+  auto add = [&](Real r, const Vec3& x) {
+    radius.push_back(r);
+    const int k = sim.addShape(makeParticleShape("s", Shape(Sphere{r})).value());
+    sim.addParticle(k, 0, x);
+  };
+  add(1.0, Vec3(0.5, 0.5, 0.5));   // 1000:1
+  add(0.1, Vec3(1.5, 0.6, 0.5));   // 100:1, overlapping the first one's skin
+  add(1.0, Vec3(-1.4, 0.5, 0.5));  // a second boulder touching the first
+  for (int i = 0; i < 2000; ++i) add(0.001 + 0.0005 * u(rng), Vec3(-1 + 3 * u(rng), -1 + 3 * u(rng), -1 + 3 * u(rng)));
+  sim.options().skin = 0.002;
+  sim.options().gravity.setZero();
+  ASSERT_TRUE(sim.initialize().ok());
+  const auto& x = sim.particles().position;
+  std::size_t expected = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = i + 1; j < x.size(); ++j)
+      if ((x[i] - x[j]).norm() <= radius[i] + radius[j] + 0.002) ++expected;
+  EXPECT_GT(expected, 100u);
+  EXPECT_EQ(sim.neighbourPairs(), expected);
+}
+
 TEST(Dem, ConservativeBoundNeverMissesAContact) {
   // Falling faceted grains with the bound on: at several instants, every pair that truly overlaps
   // (exact GJK-TD on all pairs) must be a contact of the simulation; and calls must be saved.
