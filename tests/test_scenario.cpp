@@ -706,6 +706,26 @@ TEST(Builder, ExplicitTimeStepCheckedAgainstTheStableLimit) {
       << "auto = safety × the limit at the free-fall speed over the region height";
 }
 
+// A wall moving at a prescribed velocity sets the impact speed: the automatic step keeps it from
+// crossing a grain's radius in one step, and an explicit step that lets it is refused (a mesh piston
+// at 1 km/s passed through a bed in one step and the run ended "done", 2026-11-27).
+TEST(Builder, MovingWallsLimitTheTimeStep) {
+  const std::string block = "  - {template: grain, count: 20, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n";
+  auto still = build(spheres(block));
+  ASSERT_TRUE(still->result.ok()) << still->result.message();
+  const std::string wall = "walls:\n  - {type: plane, point: [0, 0, 0.03], normal: [0, 0, -1], velocity: [0, 0, -1000]}\n";
+  auto piston = build(spheres(block, wall));
+  ASSERT_TRUE(piston->result.ok()) << piston->result.message();
+  const Real dt = piston->sim.options().timeStep;
+  EXPECT_LT(dt, still->sim.options().timeStep);
+  EXPECT_LE(1000 * dt, 0.001 * (1 + 1e-12)) << "the wall may not cross a grain's radius (1 mm) in a step";
+  std::string text = spheres(block, wall);
+  text.replace(text.find("time: {duration: 0.1}"), 21, "time: {duration: 0.1, step: 1.0e-5}");
+  auto refused = build(text);
+  ASSERT_FALSE(refused->result.ok());
+  EXPECT_TRUE(contains(refused->result.message(), "exceeds the stable limit")) << refused->result.message();
+}
+
 TEST(Builder, SizeTableSharesShapes) {
   auto b = build(
       "materials: [{name: glass, density: 2500, youngs_modulus: 1.0e7}]\n"
