@@ -726,6 +726,19 @@ TEST(Builder, MovingWallsLimitTheTimeStep) {
   EXPECT_TRUE(contains(refused->result.message(), "exceeds the stable limit")) << refused->result.message();
 }
 
+// A gravity whose norm overflows (1e155 and more) gave a NaN impact speed, and the run started with
+// the zero-gravity step and blew up. The step now follows the fall speed, as it did for 1e154 (whose
+// run `proxima run` then refuses up front: more than 1e10 steps).
+TEST(Builder, HugeGravityGivesATinyStep) {
+  const std::string block = "  - {template: grain, count: 5, region: {min: [0, 0, 0], max: [0.01, 0.01, 0.01]}}\n";
+  for (const char* g : {"[0, 0, -1e154]", "[0, 0, -1e300]", "[1e300, 1e300, 1e300]"}) {
+    auto b = build(spheres(block, std::string("gravity: ") + g + "\n"));
+    ASSERT_TRUE(b->result.ok()) << g << ": " << b->result.message();
+    const Real dt = b->sim.options().timeStep;
+    EXPECT_TRUE(dt > 0 && dt < 1e-70) << g << ": " << dt;
+  }
+}
+
 TEST(Builder, SizeTableSharesShapes) {
   auto b = build(
       "materials: [{name: glass, density: 2500, youngs_modulus: 1.0e7}]\n"

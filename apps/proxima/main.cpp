@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -144,9 +145,20 @@ int runBatch(std::istream& in, const std::string& baseDir, const QueryOptions& q
       out = invalid(where + "malformed JSON: " + jsonErrorText(e, true), q);
     } catch (const std::invalid_argument& e) {  // nested too deep
       out = invalid(where + "malformed JSON: " + e.what(), q);
+    } catch (const std::bad_alloc&) {  // a pair too large for the memory left (the next may fit)
+      out = invalid(where + "out of memory for this pair", q);
     }
     std::cout << jsonLine(out) << '\n';
     std::cout.flush();  // a result per line as it is computed (a later line cannot lose it)
+  }
+  // A line that could not be read (getline sets badbit: a line too long for the memory left, or a
+  // read error) ends the batch; said, with a failing status, instead of ending as if the input had
+  // (the later lines were dropped silently with exit 0, 2026-11-27).
+  if (in.bad()) {
+    std::cerr << "proxima: batch line " << no + 1
+              << ": could not be read (a line too long for the memory left, or a read error); the lines after it "
+                 "were not answered\n";
+    return 1;
   }
   return 0;
 }

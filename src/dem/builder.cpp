@@ -596,7 +596,8 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim, const Insertio
   if (!(speed > 0)) {
     // Free fall from the highest particle to the lowest floor (an upward-facing plane or the lowest
     // mesh vertex), or over the insertion regions' height when nothing is below.
-    const Real g = sc.gravity.norm();
+    // (stableNorm: the plain norm of a gravity of 1e155 or more overflowed, and so did the estimate)
+    const Real g = sc.gravity.stableNorm();
     Real fall = 0;
     if (g > 0) {
       const Vec3 down = sc.gravity / g;
