@@ -9,6 +9,7 @@
 #include <random>
 
 #include "proxima/narrowphase/distance.hpp"
+#include "proxima/narrowphase/penetration.hpp"
 #include "test_util.hpp"
 
 using namespace proxima;
@@ -286,6 +287,35 @@ TEST(GjkOverlap, DeepShallowAndExactTouch) {
   // Point on a segment.
   const DistanceResult s = distance(Shape(Segment{Vec3(-1, 0, 0), Vec3(1, 0, 0)}), {}, Shape(Point{}), {});
   EXPECT_EQ(s.status, Status::Overlapping);
+}
+
+// Identical flat bodies at one random pose touch: "separated" only at a distance within the rounding
+// of B's pose relative to A's (a few 1e-16), never at distance 0 (before 2026-11-27 some segment
+// pairs ended a stall "separated" at distance 0 with a zero normal), and a contact query's depth is 0
+// to that rounding (identical triangles got depths up to 0.95: a face of the sliver polytope tilted
+// by rounding, before the flat-CSO test took the resolution of the coordinates).
+TEST(GjkOverlap, IdenticalFlatBodiesAtOnePoseTouch) {
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  auto point = [&] { return Vec3(u(rng), u(rng), u(rng)); };
+  int checked = 0, touching = 0;
+  for (int k = 0; k < 400; ++k) {
+    const Transform pose(randomRotation(rng), 3 * point());
+    for (const Shape& s : {Shape(Segment{point(), point()}), Shape(Triangle{{point(), point(), point()}})}) {
+      const DistanceResult d = distance(s, pose, s, pose);
+      const bool touch = d.status == Status::Overlapping && d.distance == 0.0;
+      const bool rounding = d.status == Status::Separated && d.distance > 0 && d.distance <= 2e-15;
+      EXPECT_TRUE(touch || rounding) << k << " " << toString(s.type()) << ": " << toString(d.status) << " at " << d.distance;
+      touching += touch;
+      const ContactResult c = contact(s, pose, s, pose);
+      EXPECT_TRUE(c.status == Status::Overlapping || c.status == Status::Separated) << k;
+      EXPECT_LE(c.depth, 5e-15) << k << " " << toString(s.type());
+      EXPECT_LE(std::abs(c.distance), 2e-15) << k << " " << toString(s.type());
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 800);
+  EXPECT_GT(touching, 700);
 }
 
 TEST(GjkBadInput, InvalidInputWithMessage) {

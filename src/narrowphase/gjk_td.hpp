@@ -842,8 +842,21 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         fail(Status::Degenerate, "non-finite support point");
         return out;
       }
-      const int op = sp >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sp]) : 0;
-      const int om = sm >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sm]) : 0;
+      int op = sp >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sp]) : 0;
+      int om = sm >= 0 ? exactOrient3d(P.y[ids[0]], P.y[ids[1]], P.y[ids[2]], P.y[sm]) : 0;
+      // Flat to the resolution of the coordinates: the CSO's extent on both sides of the triangle's
+      // plane within 32 ulps of its size (two coplanar flat bodies, whose B carries the rounding of
+      // its relative pose out of the plane). The depth is then 0 to that resolution; expanding the
+      // sliver polytope instead accepted a face tilted by rounding, at a depth of up to the bodies'
+      // size (identical triangles at one pose: 0.95; a bad-input hunt, 2026-11-27).
+      if (sp >= 0 && sm >= 0 && (op != 0 || om != 0)) {
+        const Vec3 nn = n.normalized();
+        Real size2 = 0;
+        for (const int v : {ids[0], ids[1], ids[2], sp, sm}) size2 = std::max(size2, P.y[v].squaredNorm());
+        const Real resolution = 32 * tol::kEps * std::sqrt(size2);
+        if (std::abs(nn.dot(P.y[sp] - P.y[ids[0]])) <= resolution && std::abs(nn.dot(P.y[sm] - P.y[ids[0]])) <= resolution)
+          op = om = 0;
+      }
       if (op > 0 && om < 0)
         ids[count++] = sp, extra = sm;
       else if (op > 0)

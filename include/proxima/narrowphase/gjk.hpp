@@ -717,8 +717,17 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // A restart only happens after a stall, which is a legitimate end of GJK: running out of
   // iterations while trying to improve on it still leaves that answer.
   if (exitStatus == Status::MaxIterations && restarts > 0) exitStatus = Status::Separated;
+  // A stall whose witnesses meet to machine precision (the touch test of Alg. 5 line 13 on the
+  // reported distance) is a touch: "separated" promises distance > 0. (Two identical flat bodies at
+  // one pose ended here "separated" at distance 0 with a zero normal: a bad-input hunt, 2026-11-27.
+  // A distance of a few 1e-16, the rounding of B's pose relative to A's, stays "separated": that is
+  // the resolution the near-contact sweep holds GJK to.)
   out.restarts = restarts;
   finish(exitStatus, sol);
+  if (out.status == Status::Separated && out.distance * out.distance <= opt.touchTolerance * maxY2()) {
+    out.normal.setZero();  // (as for any overlap: zero when the cores touch or overlap)
+    finish(Status::Overlapping, sol);
+  }
   // (clipped at the reported distance: at convergence the two agree to the last bit or so)
   out.lowerBound = std::clamp<Real>(lower, 0, std::max<Real>(out.distance, 0));
   return out;
