@@ -322,6 +322,8 @@ TEST(PackingMetrics, VoidRatioAndCoordinationAnalytic) {
   EXPECT_EQ(m->coordinationHistogram[1], 2);
   EXPECT_EQ(m->coordinationHistogram[2], 1);
   EXPECT_TRUE(std::isnan(m->coreFraction)) << "the core of this thin bed is empty";
+  EXPECT_NEAR(m->particleTop, 0.005 + 0.005 * std::sqrt(3.0), 1e-15);
+  EXPECT_FALSE(m->lidAboveParticles()) << "0.02 is within a bounding radius of the top grain";
   // Core packing fraction: a 0.08 × 0.06 box, lid at 0.06, cubes lifted to z = 0.02; margin
   // g = 2 × 0.005√3 on every side.
   sim.walls()[0].origin.z() = 0.06;
@@ -333,6 +335,7 @@ TEST(PackingMetrics, VoidRatioAndCoordinationAnalytic) {
   // Cubes at x = 0.0199 and 0.0298 have centroids inside [g, 0.08 − g]; the one at x = 0.01 does not.
   EXPECT_NEAR(m->coreFraction, 2e-6 / ((0.08 - 2 * g) * (0.06 - 2 * g) * (0.06 - 2 * g)), 1e-12);
   EXPECT_TRUE(std::isnan(dem::measurePacking(sim, box)->coreFraction)) << "0.05 − 2g < g: too thin a core";
+  EXPECT_TRUE(m->lidAboveParticles()) << "lid at 0.06, grains reach 0.0287: it rests on nothing (the run warns)";
   // Without a lid: a closed box gives its top, an open one no packing volume.
   sim.walls()[0].mass = 0;
   EXPECT_FALSE(dem::measurePacking(sim, box).has_value());

@@ -95,6 +95,8 @@ json packingJson(const dem::PackingMetrics& m) {
           {"void_ratio", m.voidRatio},     {"packing_fraction", m.packingFraction},
           {"core_packing_fraction", std::isfinite(m.coreFraction) ? json(m.coreFraction) : json(nullptr)},
           {"core_margin", m.coreMargin},
+          {"particle_top", m.particleTop},
+          {"lid_above_particles", m.lidAboveParticles()},
           {"coordination_number", m.coordinationNumber},
           {"coordination_histogram", m.coordinationHistogram}};
 }
@@ -652,6 +654,11 @@ int runScenario(const RunOptions& o) {
                  "proxima run: packing: void ratio e = %.4f, packing fraction %.4f (core %.4f), lid height %.6g m, Z = %.3f\n",
                  finalPacking->voidRatio, finalPacking->packingFraction, finalPacking->coreFraction, finalPacking->height,
                  finalPacking->coordinationNumber);
+  if (finalPacking && finalPacking->lidAboveParticles())
+    std::fprintf(stderr,
+                 "proxima run: warning: the lid (at %.6g m) rests on nothing: the highest particle reaches %.6g m, so the "
+                 "void ratio and packing fraction count the empty space under the lid (a longer run lets it settle)\n",
+                 finalPacking->height, finalPacking->particleTop);
   std::cout << (dir / "summary.json").string() << '\n';
   return 0;
 }

@@ -32,7 +32,12 @@ std::optional<PackingMetrics> measurePacking(const Simulation& sim, const Packin
   const std::size_t n = sim.particles().size();
   const auto& P = sim.particles();
   Real rmax = 0;
-  for (std::size_t i = 0; i < n; ++i) rmax = std::max(rmax, sim.shapes()[static_cast<std::size_t>(P.shape[i])].boundingRadius);
+  m.particleTop = -std::numeric_limits<Real>::infinity();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Real r = sim.shapes()[static_cast<std::size_t>(P.shape[i])].boundingRadius;
+    rmax = std::max(rmax, r);
+    m.particleTop = std::max(m.particleTop, P.position[i].z() + r);
+  }
   m.coreMargin = 2 * rmax;
   const Vec3 lo = box.min + Vec3::Constant(m.coreMargin);
   const Vec3 hi = Vec3(box.max.x(), box.max.y(), m.height) - Vec3::Constant(m.coreMargin);

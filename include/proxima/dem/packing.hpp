@@ -33,6 +33,10 @@ struct PackingMetrics {
   /// the core is thinner than the margin in any direction (too few grains to mean anything). This is the figure to compare with packing fractions of large containers.
   Real coreFraction = 0;
   Real coreMargin = 0;
+  /// Top of the highest particle (centroid + bounding radius), m. A lid above it by more than the
+  /// largest bounding radius rests on nothing: the volumes then count the empty space under it.
+  Real particleTop = 0;
+  [[nodiscard]] bool lidAboveParticles() const { return lid && height > particleTop + coreMargin / 2; }
   Real coordinationNumber = 0;  ///< Eq. 5.2
   /// histogram[k] = number of particles touching exactly k other particles.
   std::vector<std::int64_t> coordinationHistogram;
