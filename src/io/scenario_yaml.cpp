@@ -144,7 +144,7 @@ class Parser {
   std::int64_t integer(const YAML::Node& n, const std::string& path, std::int64_t min) const {
     const Real x = real(n, path);
     if (x != std::floor(x) || std::abs(x) > 9.007199254740992e15)
-      fail(n, path, "expected a whole number, got " + describe(n));
+      fail(n, path, "expected a whole number (of at most 2^53 = 9007199254740992 in size), got " + describe(n));
     const auto i = static_cast<std::int64_t>(x);
     if (i < min) fail(n, path, "must be >= " + std::to_string(min) + " (got " + std::to_string(i) + ")");
     return i;

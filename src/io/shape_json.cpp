@@ -60,12 +60,12 @@ long long whole(const json& j, const std::string& field, double lo, double hi) {
   return static_cast<long long>(x);
 }
 
-int integer(const json& j, const std::string& field) { return static_cast<int>(whole(j, field, -1e9, 1e9)); }
+int integer(const json& j, const std::string& field, double lo = -1e9) { return static_cast<int>(whole(j, field, lo, 1e9)); }
 
 /// `max_vertices: N` on a polytope or mesh: a coarser mesh of the same grain (rock.hpp).
 Polytope reduced(const json& j, const std::string& where, Polytope p) {
   if (!j.contains("max_vertices")) return p;
-  auto r = reduceVertices(p, integer(j["max_vertices"], where + ".max_vertices"));
+  auto r = reduceVertices(p, integer(j["max_vertices"], where + ".max_vertices", 4));  // (a tetrahedron at least)
   if (!r) fail(where + ".max_vertices", r.message());
   return std::move(r).value();
 }
