@@ -297,6 +297,8 @@ TEST(ScenarioYaml, ErrorsNameLineAndField) {
               "s.yaml:6: particles[0].region.max:", {"exactly 3 numbers", "got 2"});
   expectError(variant(6, "  - {template: grain, count: 10, region: {min: [0, 0, 0], max: [0.01, x, 0.01]}}"),
               "s.yaml:6: particles[0].region.max[1]:", {"expected a number"});
+  expectError(variant(6, "  - {template: grain, count: 10, region: {min: [0, 0, -1e61], max: [0.01, 0.01, 0.01]}}"),
+              "s.yaml:6: particles[0].region.min[2]:", {"beyond 1e60"});
   expectError(variant(4, "  - {name: grain, shape: {type: sphere, radius: 0.001}, material: steel}"),
               "s.yaml:4: templates[0].material:", {"unknown material \"steel\" (known: glass)"});
   expectError(

@@ -167,6 +167,15 @@ class Parser {
     for (std::size_t i = 0; i < 3; ++i) v[static_cast<int>(i)] = real(n[i], index(path, i));
     return v;
   }
+  // A position (corners, wall points, mesh offsets): within the coordinate range shapes accept,
+  // 1e60 (tol::kMaxMagnitude); a mesh offset of 1e300 was taken as it came.
+  Vec3 position(const YAML::Node& n, const std::string& path) const {
+    const Vec3 v = vec3(n, path);
+    for (std::size_t i = 0; i < 3; ++i)
+      if (!(std::abs(v[static_cast<int>(i)]) <= tol::kMaxMagnitude))
+        fail(n[i], index(path, i), "coordinate " + num(v[static_cast<int>(i)]) + " beyond 1e60 in size");
+    return v;
+  }
   const YAML::Node& list(const YAML::Node& n, const std::string& path, bool nonEmpty, const char* what) const {
     if (!n.IsSequence()) fail(n, path, std::string("expected a list of ") + what + ", got " + describe(n));
     if (nonEmpty && n.size() == 0) fail(n, path, std::string("must list at least one ") + what);
@@ -543,8 +552,8 @@ void Parser::particles(const YAML::Node& n, dem::Scenario& sc) const {
     }
     const YAML::Node& rn = require(m, "region", "the insertion box {min: [x,y,z], max: [x,y,z]}");
     const Map r = map(rn, m.at("region"), {"min", "max"});
-    b.region.min = vec3(require(r, "min", "the lower corner [x, y, z]"), r.at("min"));
-    b.region.max = vec3(require(r, "max", "the upper corner [x, y, z]"), r.at("max"));
+    b.region.min = position(require(r, "min", "the lower corner [x, y, z]"), r.at("min"));
+    b.region.max = position(require(r, "max", "the upper corner [x, y, z]"), r.at("max"));
     for (int k = 0; k < 3; ++k)
       if (!(b.region.max[k] > b.region.min[k]))
         fail(*r.find("max"), r.at("max"),
@@ -587,7 +596,7 @@ void Parser::walls(const YAML::Node& n, dem::Scenario& sc) const {
       dem::Wall w;
       w.name = nameOf(m);
       w.kind = dem::WallKind::Plane;
-      w.origin = vec3(require(m, "point", "a point on the plane [x, y, z]"), m.at("point"));
+      w.origin = position(require(m, "point", "a point on the plane [x, y, z]"), m.at("point"));
       const YAML::Node& nn = require(m, "normal", "the normal pointing into the domain [x, y, z]");
       const Vec3 normal = vec3(nn, m.at("normal"));
       if (!(normal.norm() > 0)) fail(nn, m.at("normal"), "must not be the zero vector");
@@ -601,8 +610,8 @@ void Parser::walls(const YAML::Node& n, dem::Scenario& sc) const {
       // The box's own name is taken too (its faces are name.xmin, ...): a plane of the same name
       // would be indistinguishable in the output.
       if (!used.insert(name).second) fail(nameNode(m), m.at("name"), "duplicate wall name \"" + name + "\"");
-      const Vec3 lo = vec3(require(m, "min", "the lower corner [x, y, z]"), m.at("min"));
-      const Vec3 hi = vec3(require(m, "max", "the upper corner [x, y, z]"), m.at("max"));
+      const Vec3 lo = position(require(m, "min", "the lower corner [x, y, z]"), m.at("min"));
+      const Vec3 hi = position(require(m, "max", "the upper corner [x, y, z]"), m.at("max"));
       for (int k = 0; k < 3; ++k)
         if (!(hi[k] > lo[k]))
           fail(*m.find("max"), m.at("max"),
@@ -642,7 +651,7 @@ void Parser::walls(const YAML::Node& n, dem::Scenario& sc) const {
       if (mesh.value().triangles.empty()) fail(fn, m.at("file"), file.string() + ": the mesh has no triangles");
       Real scale = 1;
       opt(m, "scale", [&](const YAML::Node& v, const std::string& p) { scale = positive(v, p); });
-      opt(m, "offset", [&](const YAML::Node& v, const std::string& p) { w.origin = vec3(v, p); });
+      opt(m, "offset", [&](const YAML::Node& v, const std::string& p) { w.origin = position(v, p); });
       opt(m, "velocity", [&](const YAML::Node& v, const std::string& p) { w.velocity = vec3(v, p); });
       w.material = materialOf(m);
       for (const Vec3& v : mesh.value().vertices) w.vertices.push_back(scale * v);
