@@ -1292,3 +1292,39 @@ TEST(PenetrationBadInput, OptionsOutOfRangeAreNamed) {
 
 }  // namespace
 }  // namespace proxima
+
+namespace proxima {
+namespace {
+
+// An ellipsoid (A) against long thin bodies (B): GJK stalled "separated" at 1e-15 .. 2e-13 with the
+// cores overlapping, so contact() missed a 0.01 overlap with a cylinder and took a capsule's depth for
+// its radius (1.0 instead of 1.79); the swapped order was right. A second bad-input hunt, 2026-11-27.
+// Both orders must now agree, with the depth the swapped order gave.
+TEST(PenetrationElongated, EllipsoidAgainstLongThinBodiesInBothOrders) {
+  const Shape ball(Ellipsoid{Vec3(1, 1, 1)});
+  struct Case {
+    Shape b;
+    Transform pose;
+    Real depth;  // (as the swapped order gives it)
+  };
+  const Case cases[] = {
+      {Shape(Cylinder{0.05, 2}), Transform(Quat(0.9887710779360422, 0, 0.14943813247359922, 0).normalized(), Vec3(0.99355, 0, -0.307341)),
+       0.0099999554},
+      {Shape(Segment{Vec3(0, 0, -100), Vec3(0, 0, 100)}, 1.0),
+       Transform(Quat(0.9210609940028851, 0, 0.3894183423086505, 0).normalized(), Vec3(0.3, 0, 0)), 1.7909879872},
+      {Shape(Segment{Vec3(0, 0, -100), Vec3(0, 0, 100)}),
+       Transform(Quat(0.9210609940028851, 0, 0.3894183423086505, 0).normalized(), Vec3(0.3, 0, 0)), 0.7909879872},
+  };
+  for (const Case& c : cases) {
+    const ContactResult ab = contact(ball, Transform(), c.b, c.pose);
+    const ContactResult ba = contact(c.b, c.pose, ball, Transform());
+    EXPECT_EQ(ab.status, Status::Overlapping) << c.depth;
+    EXPECT_EQ(ba.status, Status::Overlapping) << c.depth;
+    EXPECT_NEAR(ab.depth, c.depth, 1e-8) << c.depth;
+    EXPECT_NEAR(ba.depth, c.depth, 1e-8) << c.depth;
+    EXPECT_EQ(distance(ball, Transform(), c.b, c.pose).status, Status::Overlapping) << c.depth;
+  }
+}
+
+}  // namespace
+}  // namespace proxima

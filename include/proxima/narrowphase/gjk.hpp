@@ -724,6 +724,18 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // the resolution the near-contact sweep holds GJK to.)
   out.restarts = restarts;
   finish(exitStatus, sol);
+  // Nor is a stall at a tiny distance (1e-9 of the CSO's size) whose best support plane leaves the
+  // CSO clearly on both sides of the origin (lower bound below -1e-6 of that size; a separated box
+  // pair at 1e-9 ends near -1.5e-7 of it) a proof of separation: with an elongated CSO (an
+  // ellipsoid and a long cylinder, cone or segment) GJK ended "separated" at 1e-15 .. 2e-13 with the
+  // cores overlapping by 0.01 .. 0.79 (lower bounds -1e-2 of the size), and contact() then took the
+  // cores for apart (a second hunt, 2026-11-27). Such an answer is a touch; contact() then expands
+  // the polytope, which finds the depth.
+  if (const Real size = std::sqrt(maxY2());
+      out.status == Status::Separated && lower < -1e-6 * size && !(out.distance > 1e-9 * size)) {
+    out.normal.setZero();
+    finish(Status::Overlapping, sol);
+  }
   if (out.status == Status::Separated && out.distance * out.distance <= opt.touchTolerance * maxY2()) {
     out.normal.setZero();  // (as for any overlap: zero when the cores touch or overlap)
     finish(Status::Overlapping, sol);
