@@ -520,6 +520,12 @@ def main(argv):
     except ReportError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
+    except (ValueError, OverflowError, IndexError) as e:
+        # Numbers no run writes (NaN or 1e400 counts, values near the largest double): a damaged
+        # file. Said as such, with the folders read, instead of an "internal error".
+        print(f"{PROG}: the data in {', '.join(args.runs)} cannot be plotted ({type(e).__name__}: {e}): a damaged "
+              f"summary.json or timeseries.csv? (values out of range)", file=sys.stderr)
+        return 2
     print(report)
     return 0
 
