@@ -331,10 +331,10 @@ class Plotter:
 
 
 def default_labels(folders):
-    names = [os.path.basename(os.path.normpath(os.path.abspath(f))) or f for f in folders]
-    for i, name in enumerate(names):  # folders with the same name: the paths as given
-        if names.count(name) > 1:
-            names[i] = os.path.normpath(folders[i])
+    base = [os.path.basename(os.path.normpath(os.path.abspath(f))) or f for f in folders]
+    # Folders with the same name: the paths as given (counted on the names, before any is renamed:
+    # renaming inside the count gave "x1/run" and "run" for x1/run and x2/run)
+    names = [os.path.normpath(f) if base.count(b) > 1 else b for f, b in zip(folders, base)]
     seen = {}
     for i, name in enumerate(names):  # the same folder twice
         seen[name] = seen.get(name, 0) + 1

@@ -158,6 +158,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check("(running)" in (table_row(md, "going") or []), "a run without summary.json is marked (running)")
     check(f"{FINAL_E:.4f}" in (table_row(md, "going") or []), "the running run's e comes from the last CSV row")
     check_pngs(os.path.join(tmp, "report"), "running run")
+    # Two folders of the same name are labelled by their paths, both of them (it gave "x1/run", "run").
+    for sub in ("x1", "x2"):
+        write_run(os.path.join(tmp, sub, "run"), packing=True, summary=True)
+    r = report(["x1/run", "x2/run", "-o", "out/same"], tmp)
+    md = open(os.path.join(tmp, "out", "same", "report.md"), encoding="utf-8").read() if r.returncode == 0 else ""
+    check(table_row(md, "x1/run") is not None and table_row(md, "x2/run") is not None,
+          f"same-named folders labelled by their paths ({r.returncode}: {r.stderr.strip()[-300:]})")
 
     # Bad input: exit 2, the folder or file named, no traceback.
     check_error(report([], tmp), "no run folder", "RUN_DIR")
