@@ -218,6 +218,16 @@ TEST(Dem, SymmetricSpinAboutAPrincipalAxisStaysPut) {
   EXPECT_LT((sim.particles().angularVelocity[0] - q0 * Vec3(0, 0, 50)).norm(), 50 * 1e-9);
 }
 
+// Brute force: the sphere pairs whose surfaces come within the skin (what the Verlet list holds).
+static std::size_t pairsWithinSkin(const Simulation& sim, const std::vector<Real>& radius, Real skin) {
+  const auto& x = sim.particles().position;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = i + 1; j < x.size(); ++j)
+      if ((x[i] - x[j]).norm() <= radius[i] + radius[j] + skin) ++count;
+  return count;
+}
+
 TEST(Dem, NeighbourListIsCompleteForTenToOneSizes) {
   // Polydisperse spheres, diameters 0.1..1 (10:1): the Verlet list must hold exactly the pairs whose
   // bounding spheres come within the skin (brute force), with no all-pairs fallback.
@@ -235,11 +245,7 @@ TEST(Dem, NeighbourListIsCompleteForTenToOneSizes) {
   sim.options().skin = 0.02;
   sim.options().gravity.setZero();
   ASSERT_TRUE(sim.initialize().ok());
-  const auto& x = sim.particles().position;
-  std::size_t expected = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    for (std::size_t j = i + 1; j < x.size(); ++j)
-      if ((x[i] - x[j]).norm() <= radius[i] + radius[j] + 0.02) ++expected;
+  const std::size_t expected = pairsWithinSkin(sim, radius, 0.02);
   EXPECT_GT(expected, 500u);
   EXPECT_EQ(sim.neighbourPairs(), expected);
 }
@@ -266,11 +272,7 @@ TEST(Dem, NeighbourListIsCompleteWithBouldersAmongFineGrains) {
   sim.options().skin = 0.002;
   sim.options().gravity.setZero();
   ASSERT_TRUE(sim.initialize().ok());
-  const auto& x = sim.particles().position;
-  std::size_t expected = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    for (std::size_t j = i + 1; j < x.size(); ++j)
-      if ((x[i] - x[j]).norm() <= radius[i] + radius[j] + 0.002) ++expected;
+  const std::size_t expected = pairsWithinSkin(sim, radius, 0.002);
   EXPECT_GT(expected, 100u);
   EXPECT_EQ(sim.neighbourPairs(), expected);
 }

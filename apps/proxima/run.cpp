@@ -454,7 +454,7 @@ int runScenario(const RunOptions& o) {
   // particles in contact: in a polydisperse bed the largest overlap is often a large grain's, well
   // within its own range, and the smallest radius would raise a false alarm.)
   bool overlapWarned = false;
-  std::string failure;  // set when the run is stopped for a blow-up (written into summary.json)
+  std::string failure;  // set when the run is stopped for a blow-up or a signal (written into summary.json)
   dem::Stats rowStats;  // the last CSV row's statistics (one pass over particles and pairs per row)
   auto record = [&]() -> bool {
     rowStats = sim.stats();
@@ -564,11 +564,8 @@ int runScenario(const RunOptions& o) {
         std::cerr << "proxima run: " << r.message() << '\n';
         return 1;
       }
-      json extra = {{"scenario", o.scenario.empty() ? "<built-in default>" : o.scenario},
-                    {"error", std::string("interrupted by ") + name + "; resumable with --resume"},
-                    {"stopped_early", true},
-                    {"resumed", resumeStep.has_value()}};
-      (void)io::writeSummaryJson(dir / "summary.json", sim, extra);
+      failure = std::string("interrupted by ") + name + "; resumable with --resume";
+      (void)failedRun();  // (the summary with the reason)
       return 128 + sig;
     }
     sim.step();

@@ -341,8 +341,7 @@ Result<bool> buildSimulation(const Scenario& sc, Simulation& sim, const Insertio
   // ---- consistency of the plain data (scenarios may be built in code) ----
   if (nMat == 0) return fail("materials: at least one material is needed");
   if (nMat > kMaxMaterials)
-    return fail("materials: " + std::to_string(nMat) + " materials; at most " + std::to_string(kMaxMaterials) +
-                " (the contact table holds a law for every pair of materials)");
+    return fail("materials: " + tooManyMaterials(static_cast<std::size_t>(nMat)));
   for (std::size_t i = 0; i < sc.overrides.size(); ++i)
     if (sc.overrides[i].a < 0 || sc.overrides[i].a >= nMat || sc.overrides[i].b < 0 || sc.overrides[i].b >= nMat)
       return fail("interactions[" + std::to_string(i) + "].materials: material index out of range");

@@ -7,6 +7,11 @@
 
 namespace proxima::dem {
 
+std::string tooManyMaterials(std::size_t count) {
+  return std::to_string(count) + " materials; at most " + std::to_string(kMaxMaterials) +
+         " (the contact table holds a law for every pair of materials)";
+}
+
 std::string_view toString(ContactModel m) {
   return m == ContactModel::LinearSpringDashpot ? "linear" : "hertz_mindlin";
 }

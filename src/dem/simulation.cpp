@@ -338,15 +338,20 @@ int Simulation::addWall(Wall w) {
 Real Simulation::stableTimeStep(Real impactSpeed) const { return timeStepLimits(impactSpeed).undamped; }
 Real Simulation::dampedTimeStep(Real impactSpeed) const { return timeStepLimits(impactSpeed).damped; }
 
+ContactTable Simulation::pairTable() const {
+  ContactTable table(materials_, model_);
+  const int nm = static_cast<int>(materials_.size());
+  for (const Override& o : overrides_)
+    if (o.a >= 0 && o.a < nm && o.b >= 0 && o.b < nm) table.override(o.a, o.b, o.e, o.mu, o.muR);
+  return table;
+}
+
 Simulation::TimeStepLimits Simulation::timeStepLimits(Real impactSpeed) const {
   if (materials_.empty() || materials_.size() > static_cast<std::size_t>(kMaxMaterials)) return {0, 0};
   // With the pair overrides, as the run will use them: a restitution set for a pair damps its
   // contacts as much as one set on the material (the overrides were left out until 2026-11-27, and
   // an interaction with e = 0.001 then got the e = 0.5 step and blew up).
-  ContactTable table(materials_, model_);
-  const int nm = static_cast<int>(materials_.size());
-  for (const Override& o : overrides_)
-    if (o.a >= 0 && o.a < nm && o.b >= 0 && o.b < nm) table.override(o.a, o.b, o.e, o.mu, o.muR);
+  const ContactTable table = pairTable();
   const Real v = impactSpeed > 0 ? impactSpeed : 1.0;
   TimeStepLimits limits{std::numeric_limits<Real>::infinity(), std::numeric_limits<Real>::infinity()};
   // One estimate per distinct (shape, material) present, against an identical particle and
@@ -404,8 +409,7 @@ Result<bool> Simulation::initialize() {
   if (initialized_) return R::failure("initialize() called twice: the simulation is already running");
   if (materials_.empty()) return R::failure("no materials defined");
   if (materials_.size() > static_cast<std::size_t>(kMaxMaterials))
-    return R::failure(std::to_string(materials_.size()) + " materials; at most " + std::to_string(kMaxMaterials) +
-                      " (the contact table holds a law for every pair of materials)");
+    return R::failure(tooManyMaterials(materials_.size()));
   for (std::size_t m = 0; m < materials_.size(); ++m) {
     const Material& mat = materials_[m];
     const std::string where = "material '" + mat.name + "'";
@@ -460,11 +464,9 @@ Result<bool> Simulation::initialize() {
   if (!options_.gravity.allFinite()) return R::failure("gravity must be finite");
 
   if (options_.threads > 0) omp_set_num_threads(options_.threads);
-  table_ = ContactTable(materials_, model_);
-  for (const Override& o : overrides_) {
+  for (const Override& o : overrides_)
     if (o.a < 0 || o.a >= nm || o.b < 0 || o.b >= nm) return R::failure("interaction override: unknown material index");
-    table_.override(o.a, o.b, o.e, o.mu, o.muR);
-  }
+  table_ = pairTable();
   skin_ = options_.skin;
   if (!(skin_ > 0)) {
     Real sum = 0;
@@ -729,7 +731,8 @@ void Simulation::rebuildNeighbours() {
         for (std::int64_t b = y0; b <= y1; ++b)
           for (std::int64_t c = z0; c <= z1; ++c) entries.push_back({key(a, b, c), static_cast<int>(i)});
     }
-    // (the cells' test below without the owner cell: each pair is met once here)
+    // Cubes overlapping, and bounding spheres + skin within reach (the cells add the owner cell, so
+    // that each pair is found once; a big particle meets each pair once anyway).
     auto near = [&](std::size_t i, std::size_t j) {
       const Real hs = half[i] + half[j];
       const Vec3 d = particles_.position[j] - particles_.position[i];
@@ -737,12 +740,12 @@ void Simulation::rebuildNeighbours() {
     };
     std::vector<char> isBig(big.empty() ? 0 : n, 0);
     for (const int b : big) isBig[static_cast<std::size_t>(b)] = 1;
-    for (const int b : big)
-      for (std::size_t j = 0; j < n; ++j) {
-        const auto i = static_cast<std::size_t>(b);
-        if (j == i || (isBig[j] && j < i) || !near(i, j)) continue;
-        found.push_back((static_cast<std::uint64_t>(std::min(i, j)) << 32) | std::max(i, j));
-      }
+    for (const int b : big) {
+      const auto i = static_cast<std::size_t>(b);
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != i && !(isBig[j] && j < i) && near(i, j))
+          found.push_back((static_cast<std::uint64_t>(std::min(i, j)) << 32) | std::max(i, j));
+    }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.key < b.key || (a.key == b.key && a.p < b.p); });
     // Runs of equal keys = cells.
@@ -764,15 +767,10 @@ void Simulation::rebuildNeighbours() {
         for (std::size_t u = b; u < e; ++u)
           for (std::size_t v = u + 1; v < e; ++v) {
             const auto i = static_cast<std::size_t>(entries[u].p), j = static_cast<std::size_t>(entries[v].p);
-            const Vec3& xi = particles_.position[i];
-            const Vec3& xj = particles_.position[j];
-            const Real hs = half[i] + half[j];
-            const Vec3 d = xj - xi;
-            if (std::abs(d.x()) > hs || std::abs(d.y()) > hs || std::abs(d.z()) > hs) continue;
+            if (!near(i, j)) continue;
             // Owner cell: lower corner of the intersection of the two cubes.
-            const Vec3 corner = (xi.array() - half[i]).max(xj.array() - half[j]);
+            const Vec3 corner = (particles_.position[i].array() - half[i]).max(particles_.position[j].array() - half[j]);
             if (key(cellOf(corner.x(), 0), cellOf(corner.y(), 1), cellOf(corner.z(), 2)) != k) continue;
-            if (d.squaredNorm() > hs * hs) continue;  // bounding spheres + skin apart
             out.push_back((static_cast<std::uint64_t>(i) << 32) | j);
           }
       }

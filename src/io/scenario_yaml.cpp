@@ -275,8 +275,7 @@ dem::Scenario Parser::parse(const YAML::Node& root) {
 void Parser::materials(const YAML::Node& n, dem::Scenario& sc) {
   list(n, "materials", true, "materials");
   if (n.size() > static_cast<std::size_t>(dem::kMaxMaterials))
-    fail(n, "materials", std::to_string(n.size()) + " materials; at most " + std::to_string(dem::kMaxMaterials) +
-                             " (the contact table holds a law for every pair of materials)");
+    fail(n, "materials", dem::tooManyMaterials(n.size()));
   for (std::size_t i = 0; i < n.size(); ++i) {
     const std::string path = index("materials", i);
     const Map m = map(n[i], path,

@@ -19,6 +19,8 @@ std::string_view toString(ContactModel m);
 /// The most materials a simulation takes: the contact table holds a law for every ordered pair
 /// (~100 bytes each, ~0.1 GB at this count), and the time-step estimate builds one more.
 constexpr int kMaxMaterials = 1000;
+/// The refusal of `count` materials (> kMaxMaterials), for the scenario reader, builder and engine.
+std::string tooManyMaterials(std::size_t count);
 
 struct Material {
   std::string name;

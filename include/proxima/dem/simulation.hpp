@@ -129,6 +129,9 @@ class Simulation {
     Real undamped, damped;
   };
   [[nodiscard]] TimeStepLimits timeStepLimits(Real impactSpeed) const;
+  /// The contact table of the materials with the valid pair overrides applied (initialize() refuses
+  /// invalid ones; the time-step estimate, which may run before it, skips them).
+  [[nodiscard]] ContactTable pairTable() const;
 
   /// Validates the set-up, builds the contact table and neighbour lists and computes the forces at
   /// t = 0. Errors name what is wrong (particle id, shape, material).

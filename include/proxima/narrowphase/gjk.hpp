@@ -717,28 +717,28 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // A restart only happens after a stall, which is a legitimate end of GJK: running out of
   // iterations while trying to improve on it still leaves that answer.
   if (exitStatus == Status::MaxIterations && restarts > 0) exitStatus = Status::Separated;
-  // A stall whose witnesses meet to machine precision (the touch test of Alg. 5 line 13 on the
-  // reported distance) is a touch: "separated" promises distance > 0. (Two identical flat bodies at
-  // one pose ended here "separated" at distance 0 with a zero normal: a bad-input hunt, 2026-11-27.
-  // A distance of a few 1e-16, the rounding of B's pose relative to A's, stays "separated": that is
-  // the resolution the near-contact sweep holds GJK to.)
   out.restarts = restarts;
   finish(exitStatus, sol);
-  // Nor is a stall at a tiny distance (1e-9 of the CSO's size) whose best support plane leaves the
-  // CSO clearly on both sides of the origin (lower bound below -1e-6 of that size; a separated box
-  // pair at 1e-9 ends near -1.5e-7 of it) a proof of separation: with an elongated CSO (an
-  // ellipsoid and a long cylinder, cone or segment) GJK ended "separated" at 1e-15 .. 2e-13 with the
-  // cores overlapping by 0.01 .. 0.79 (lower bounds -1e-2 of the size), and contact() then took the
-  // cores for apart (a second hunt, 2026-11-27). Such an answer is a touch; contact() then expands
-  // the polytope, which finds the depth.
-  if (const Real size = std::sqrt(maxY2());
-      out.status == Status::Separated && lower < -1e-6 * size && !(out.distance > 1e-9 * size)) {
-    out.normal.setZero();
-    finish(Status::Overlapping, sol);
-  }
-  if (out.status == Status::Separated && out.distance * out.distance <= opt.touchTolerance * maxY2()) {
-    out.normal.setZero();  // (as for any overlap: zero when the cores touch or overlap)
-    finish(Status::Overlapping, sol);
+  // "separated" promises distance > 0 with a proof. A stall is reported as a touch instead when
+  //  - its witnesses meet to machine precision (the touch test of Alg. 5 line 13 on the reported
+  //    distance): two identical flat bodies at one pose ended "separated" at distance 0 with a zero
+  //    normal. (A few 1e-16, the rounding of B's pose relative to A's, stays "separated": the
+  //    resolution the near-contact sweep holds GJK to.)
+  //  - or the distance is tiny (1e-9 of the CSO's size) and the best support plane leaves the CSO
+  //    clearly on both sides of the origin (lower bound below -1e-6 of that size; a separated box
+  //    pair at 1e-9 ends near -1.5e-7 of it): with an elongated CSO (an ellipsoid and a long
+  //    cylinder, cone or segment) GJK ended "separated" at 1e-15 .. 2e-13 with the cores overlapping
+  //    by 0.01 .. 0.79 (lower bounds -1e-2 of the size), and contact() took the cores for apart.
+  //    contact() now expands the polytope, which finds the depth.
+  // (Both found by bad-input hunts, 2026-11-27.)
+  if (out.status == Status::Separated) {
+    const Real size2 = maxY2(), size = std::sqrt(size2);
+    const bool touch = out.distance * out.distance <= opt.touchTolerance * size2;
+    const bool unproven = lower < -1e-6 * size && !(out.distance > 1e-9 * size);
+    if (touch || unproven) {
+      out.normal.setZero();  // (as for any overlap: zero when the cores touch or overlap)
+      finish(Status::Overlapping, sol);
+    }
   }
   // (clipped at the reported distance: at convergence the two agree to the last bit or so)
   out.lowerBound = std::clamp<Real>(lower, 0, std::max<Real>(out.distance, 0));
