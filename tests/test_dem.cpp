@@ -53,8 +53,10 @@ Quat randomQuat(std::mt19937_64& rng) {
 }
 
 // A mixed scene: spheres, random hulls, ellipsoids and capsules falling into a box with a lid.
-void mixedScene(Simulation& sim, int n, std::uint64_t seed, bool lid = true) {
-  sim.setMaterials({soft()}, ContactModel::HertzMindlin);
+void mixedScene(Simulation& sim, int n, std::uint64_t seed, bool lid = true, Real rollingFriction = 0) {
+  Material m = soft();
+  m.rollingFriction = rollingFriction;
+  sim.setMaterials({m}, ContactModel::HertzMindlin);
   std::mt19937_64 rng(seed);
   std::vector<int> shapes;
   shapes.push_back(sim.addShape(makeParticleShape("ball", Shape(Sphere{0.005})).value()));
@@ -391,30 +393,48 @@ TEST(Dem, SphereBedIdenticalForAnyThreadCount) {
 }
 
 TEST(Dem, CheckpointRestartIsBitForBit) {
-  Simulation straight;
-  mixedScene(straight, 150, 5);
-  ASSERT_TRUE(straight.initialize().ok());
-  straight.run(800);
-  const std::uint64_t expected = straight.stateHash();
+  // (also with rolling resistance: its springs, per pair and per wall contact, are state too)
+  std::vector<std::uint64_t> hashes;
+  for (const Real muR : {0.0, 0.1}) {
+    Simulation straight;
+    mixedScene(straight, 150, 5, true, muR);
+    ASSERT_TRUE(straight.initialize().ok());
+    straight.run(800);
+    const std::uint64_t expected = straight.stateHash();
 
-  std::stringstream blob;
-  {
-    Simulation first;
-    mixedScene(first, 150, 5);
-    ASSERT_TRUE(first.initialize().ok());
-    first.run(350);
-    first.saveState(blob);
+    std::stringstream blob;
+    {
+      Simulation first;
+      mixedScene(first, 150, 5, true, muR);
+      ASSERT_TRUE(first.initialize().ok());
+      first.run(350);
+      first.saveState(blob);
+    }
+    Simulation resumed;
+    mixedScene(resumed, 150, 5, true, muR);
+    ASSERT_TRUE(resumed.initialize().ok());
+    resumed.run(3);  // a different state before loading must not matter
+    auto ok = resumed.loadState(blob);
+    ASSERT_TRUE(ok.ok()) << ok.message();
+    EXPECT_EQ(resumed.stepCount(), 350);
+    resumed.run(450);
+    EXPECT_EQ(resumed.stateHash(), expected) << "rolling friction " << muR;
+    EXPECT_EQ(resumed.counters().narrowPhaseCalls, straight.counters().narrowPhaseCalls);
+    EXPECT_TRUE(std::isfinite(resumed.stats().kineticEnergy));
+    EXPECT_GE(resumed.stats().contacts + resumed.stats().wallContacts, 5);  // (springs in use)
+    hashes.push_back(expected);
+    if (muR > 0) {  // the same checkpoint with rolling resistance off is refused, by name
+      Simulation plain;
+      mixedScene(plain, 150, 5, true, 0);
+      ASSERT_TRUE(plain.initialize().ok());
+      std::stringstream again(blob.str());
+      const auto r = plain.loadState(again);
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.message().find("rolling"), std::string::npos) << r.message();
+    }
   }
-  Simulation resumed;
-  mixedScene(resumed, 150, 5);
-  ASSERT_TRUE(resumed.initialize().ok());
-  resumed.run(3);  // a different state before loading must not matter
-  auto ok = resumed.loadState(blob);
-  ASSERT_TRUE(ok.ok()) << ok.message();
-  EXPECT_EQ(resumed.stepCount(), 350);
-  resumed.run(450);
-  EXPECT_EQ(resumed.stateHash(), expected);
-  EXPECT_EQ(resumed.counters().narrowPhaseCalls, straight.counters().narrowPhaseCalls);
+  ASSERT_EQ(hashes.size(), 2u);
+  EXPECT_NE(hashes[0], hashes[1]);  // (the rolling torques acted)
 }
 
 TEST(Dem, CheckpointErrorsAreClear) {
@@ -693,6 +713,34 @@ TEST(Dem, RollingResistanceDeceleratesARollingSphereAtFiveSeventhsMuRG) {
   free.particles().angularVelocity[0] = Vec3(0, 100, 0);
   free.run(12000);
   EXPECT_NEAR(free.particles().velocity[0].x(), 0.5, 5e-4);  // measured 1.2e-4 (contact spring transient)
+}
+
+TEST(Dem, RollingResistanceStopsASphereRollingOnAFixedSphere) {
+  // The pair path of rollingTorque: a sphere (r = 5 mm) rolling over the top of a fixed sphere of
+  // radius 1 m stops after about v0² / (2 (5/7) μ_r g) (R* = 0.995 r; the big sphere's curvature,
+  // ~1e-3 rad over the path, adds ~1 %) and then stays, which it never did with the constant torque.
+  const Real muR = 0.1, r = 0.005, big = 1, v0 = 0.05, g = 9.81;
+  Material m = soft(0.5, 0.5);
+  m.rollingFriction = muR;
+  Simulation sim;
+  sim.setMaterials({m}, ContactModel::HertzMindlin);
+  const int small = sim.addShape(makeParticleShape("ball", Shape(Sphere{r})).value());
+  const int ground = sim.addShape(makeParticleShape("ground", Shape(Sphere{big})).value());
+  sim.addParticle(ground, 0, Vec3(0, 0, -big));
+  sim.addParticle(small, 0, Vec3(0, 0, r - 2e-6), Quat::Identity(), Vec3(v0, 0, 0), Vec3(0, v0 / r, 0));
+  sim.particles().fixed[0] = 1;
+  sim.options().timeStep = 1e-5;
+  ASSERT_TRUE(sim.initialize().ok());
+  const Real distance = v0 * v0 / (2 * 5.0 / 7.0 * muR * g);
+  sim.run(static_cast<int>(std::lround((v0 / (5.0 / 7.0 * muR * g) + 0.2) / 1e-5)));
+  const auto& p = sim.particles();
+  const Real travelled = p.position[1].x();
+  EXPECT_NEAR(travelled, distance, 0.03 * distance);
+  EXPECT_LT(p.velocity[1].norm(), 1e-6);
+  EXPECT_LT(p.angularVelocity[1].norm() * r, 1e-6);
+  sim.run(20000);
+  EXPECT_LT(std::abs(p.position[1].x() - travelled), 1e-8);
+  EXPECT_EQ(p.position[0], Vec3(0, 0, -big));  // (fixed)
 }
 
 TEST(Dem, FreeLidRestsOnASphereWithItsWeight) {

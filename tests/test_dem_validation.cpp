@@ -737,8 +737,9 @@ struct InclineResult {
 
 /// `shape` (contact radius from the engine's rule) resting on a plane through the origin whose normal is
 /// the z axis turned by θ about x, started just touching (face down for the cube), released at rest.
-InclineResult onIncline(const Shape& shape, Real halfHeight, Real thetaDeg, Real mu, Real seconds) {
-  const Material m = makeMaterial("soft", 2500, 1e7, 0.3, 0.5, mu);
+InclineResult onIncline(const Shape& shape, Real halfHeight, Real thetaDeg, Real mu, Real seconds, Real muR = 0) {
+  Material m = makeMaterial("soft", 2500, 1e7, 0.3, 0.5, mu);
+  m.rollingFriction = muR;
   const Real theta = thetaDeg * kPi / 180;
   const Quat q(Eigen::AngleAxis<Real>(theta, Vec3::UnitX()));
   const Vec3 n = q * Vec3::UnitZ();
@@ -880,6 +881,74 @@ TEST(DemValidation, SlidingSphereStartsRolling) {
   EXPECT_LT(rel(t[roll], tRoll), 0.03);
   EXPECT_LT(rel(v.back(), 5.0 / 7.0 * v0), 0.01);
   EXPECT_LT(std::abs(slip.back()), 1e-3 * v0);
+}
+
+// Rolling resistance (Ai et al. 2011 model C, rollingTorque): a sphere rolling on a plane at v0
+// decelerates at (5/7) μ_r g, so it stops after v0² / (2 (5/7) μ_r g) and stays; on a slope it is
+// held while tan θ < μ_r (its weight's moment about the contact, m g R sin θ, against the limit
+// μ_r R m g cos θ) and rolls above at (5/7) g (sin θ − μ_r cos θ). Regression test: the constant
+// torque used before never stopped the sphere (it rolled on at 4.25e-5 m/s) and let it creep down a
+// 3° slope at ~1e-4 m/s.
+TEST(DemValidation, RollingResistanceStopsASphereAndHoldsItOnASlope) {
+  const SerialScope serial;
+  const Real g = 9.81, radius = 0.005, muR = 0.1, v0 = 0.2;
+  const Shape ball(Sphere{radius});
+  {
+    Material m = makeMaterial("soft", 2500, 1e7, 0.3, 0.5, 0.5);
+    m.rollingFriction = muR;
+    Simulation sim;
+    sim.setMaterials({m}, ContactModel::HertzMindlin);
+    const int k = sim.addShape(makeParticleShape("ball", ball).value());
+    const Real overlap = hertzStaticOverlap(sphereMass(m, radius) * g, radius, effectiveModulus(m, m));
+    sim.addParticle(k, 0, Vec3(0, 0, radius - overlap), Quat::Identity(), Vec3(v0, 0, 0),
+                    Vec3(0, v0 / (radius - overlap), 0));  // rolling without slip
+    Wall w;
+    w.kind = WallKind::Plane;
+    w.material = 0;
+    sim.addWall(w);
+    sim.options().timeStep = 1e-5;
+    ASSERT_TRUE(sim.initialize().ok());
+    const Real a = 5.0 / 7.0 * muR * g, distance = v0 * v0 / (2 * a), stop = v0 / a;
+    // (After the stop the sphere rocks on its rolling spring, period 2π √(I_r / k_r) = 0.04 s, damped
+    // at η_r = 0.3: ~1e-3 of its amplitude is left 0.15 s later.)
+    sim.run(static_cast<int>(std::lround((stop + 0.2) / 1e-5)));
+    const Particles& p = sim.particles();
+    const Real travelled = p.position[0].x(), speed = p.velocity[0].norm(),
+               spin = p.angularVelocity[0].norm() * radius;
+    sim.run(20000);  // 0.2 s more at rest
+    const Real drift = std::abs(p.position[0].x() - travelled);
+    report(
+        "Rolling resistance mu_r 0.1, v0 0.2 m/s: stopped after %.5f m (v0^2/(2 (5/7) mu_r g) %.5f, err %.2e); "
+        "0.2 s after the stopping time |v| %.2e m/s, |w| R %.2e m/s; then %.2e m in 0.2 s",
+        travelled, distance, rel(travelled, distance), speed, spin, drift);
+    EXPECT_LT(rel(travelled, distance), 0.01);
+    EXPECT_LT(speed, 1e-6);
+    EXPECT_LT(spin, 1e-6);
+    EXPECT_LT(drift, 1e-8);
+  }
+  {
+    // 3° (tan 0.052 < μ_r): held. Released at rest, it rolls onto its rolling spring (~1.3e-5 m) and
+    // rocks there while the dashpot damps it: displacement along the slope between 0.3 and 0.5 s.
+    const InclineResult r = onIncline(ball, radius, 3, 0.5, 0.5, muR);
+    const std::size_t i1 = 3 * r.t.size() / 5;
+    const Real creep = std::abs(r.s.back() - r.s[i1]);
+    Real vmax = 0;
+    for (std::size_t i = i1; i < r.v.size(); ++i) vmax = std::max(vmax, std::abs(r.v[i]));
+    report("Rolling resistance mu_r 0.1 on 3 deg: moved %.3e m until 0.3 s, %.3e m from 0.3 to 0.5 s, max |v| after "
+           "0.3 s %.2e m/s",
+           r.s[i1], creep, vmax);
+    EXPECT_LT(creep, 1e-7);
+    EXPECT_LT(vmax, 1e-6);
+  }
+  {
+    // 10° (tan 0.176 > μ_r): rolls.
+    const Real theta = 10 * kPi / 180;
+    const Real expected = 5.0 / 7.0 * g * (std::sin(theta) - muR * std::cos(theta));
+    const Real a = slopeAcceleration(onIncline(ball, radius, 10, 0.5, 0.15, muR), 1.0 / 3.0);
+    report("Rolling resistance mu_r 0.1 on 10 deg: acceleration %.5f m/s^2 ((5/7) g (sin - mu_r cos) %.5f, err %.2e)",
+           a, expected, rel(a, expected));
+    EXPECT_LT(rel(a, expected), 0.02);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -72,6 +72,7 @@ materials:
     restitution: 0.6
     friction: 0.4
     rolling_friction: 0.01
+    rolling_damping: 0.2
   - {name: steel, density: 7800, youngs_modulus: 2.0e8, stiffness: 1000}
 contact_model: linear
 interactions:
@@ -150,6 +151,8 @@ TEST(ScenarioYaml, FullScenarioFields) {
   EXPECT_DOUBLE_EQ(sc.materials[0].restitution, 0.6);
   EXPECT_DOUBLE_EQ(sc.materials[0].friction, 0.4);
   EXPECT_DOUBLE_EQ(sc.materials[0].rollingFriction, 0.01);
+  EXPECT_DOUBLE_EQ(sc.materials[0].rollingDamping, 0.2);
+  EXPECT_DOUBLE_EQ(sc.materials[1].rollingDamping, 0.3) << "default: Ai et al.'s 0.3";
   EXPECT_DOUBLE_EQ(sc.materials[1].poissonRatio, 0.3) << "default";
   EXPECT_DOUBLE_EQ(sc.materials[1].restitution, 0.5) << "default";
   EXPECT_DOUBLE_EQ(sc.materials[1].linearStiffness, 1000);
@@ -312,6 +315,8 @@ TEST(ScenarioYaml, ErrorsNameLineAndField) {
               "s.yaml:2: materials[0].restitution:", {"(0, 1]", "got 0"});
   expectError(variant(2, "  - {name: glass, density: 2500, youngs_modulus: 1.0e7, restitution: 1.5}"),
               "s.yaml:2: materials[0].restitution:", {"(0, 1]", "1.5"});
+  expectError(variant(2, "  - {name: glass, density: 2500, youngs_modulus: 1.0e7, rolling_damping: 2}"),
+              "s.yaml:2: materials[0].rolling_damping:", {"[0, 1]", "got 2"});
   expectError(variant(2, "  - {name: glass, density: \"2500\", youngs_modulus: 1.0e7}"),
               "s.yaml:2: materials[0].density:", {"expected a number", "string"});
   expectError(variant(5, "particles: x: y"), "s.yaml:5:", {"YAML syntax error"});

@@ -105,6 +105,7 @@ ContactTable::ContactTable(const std::vector<Material>& materials, ContactModel 
       l.effectiveShearModulus =
           1 / ((2 - ma.poissonRatio) / ma.shearModulus() + (2 - mb.poissonRatio) / mb.shearModulus());
       l.linearStiffness = 0.5 * (ma.linearStiffness + mb.linearStiffness);
+      l.rollingDamping = 0.5 * (ma.rollingDamping + mb.rollingDamping);
       l.hertzK = 4.0 / 3.0 * l.effectiveModulus;
       l.sqrtHertzK = std::sqrt(l.hertzK);
       l.mindlinK = 8 * l.effectiveShearModulus;

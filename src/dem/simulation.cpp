@@ -221,7 +221,7 @@ bool readPod(Reader& r, T& x) {
   return r.take(&x, sizeof x);
 }
 
-constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '4'};
+constexpr char kMagic[8] = {'P', 'X', 'D', 'E', 'M', 'C', 'K', '5'};  // 5: rolling springs
 // Trailer of a checkpoint: 64-bit FNV-1a of everything before it, then this tag. A flipped byte in
 // the middle of a checkpoint would otherwise resume silently into a different run. (Checkpoints
 // without the trailer, written before it existed, load unverified.)
@@ -373,7 +373,9 @@ Simulation::TimeStepLimits Simulation::timeStepLimits(Real impactSpeed) const {
     const Real rayleigh = rayleighTime(mat, s.contactRadius);
     limits.undamped = std::min(limits.undamped, rayleigh);
     limits.damped = std::min({limits.damped, rayleigh, s.contactRadius / v});
-    auto against = [&](const PairLaw& law, Real mEff, Real rEff) {
+    // The rolling spring's inertia about the contact (rollingInertia_), for one particle.
+    const Real rollI = mat.density * s.inertiaPerDensity.mean() + m * s.contactRadius * s.contactRadius;
+    auto against = [&](const PairLaw& law, Real mEff, Real rEff, Real rollEff) {
       Real k = 0;
       if (law.model == ContactModel::HertzMindlin) {
         k = 2 * law.effectiveModulus * std::sqrt(rEff * hertzMaxOverlap(mEff, rEff, law.effectiveModulus, v));
@@ -391,13 +393,23 @@ Simulation::TimeStepLimits Simulation::timeStepLimits(Real impactSpeed) const {
       const Real undamped = 2 * std::sqrt(mEff / k);
       limits.undamped = std::min(limits.undamped, undamped);
       limits.damped = std::min(limits.damped, undamped * (std::sqrt(1 + zeta * zeta) - zeta));
+      if (law.rollingFriction > 0) {
+        // The rolling spring of rollingTorque, k_r = 2.25 (μ_r R*)² k_n, on the rolling inertia, with
+        // its dashpot's damping ratio η_r. (It binds only for μ_r above ~0.8.)
+        const Real lever = law.rollingFriction * rEff;
+        const Real rolling = 2 * std::sqrt(rollEff / (2.25 * lever * lever * k));
+        const Real eta = law.rollingDamping;
+        limits.undamped = std::min(limits.undamped, rolling);
+        limits.damped = std::min(limits.damped, rolling * (std::sqrt(1 + eta * eta) - eta));
+      }
     };
-    against(table.law(mi, mi), 0.5 * mSeen, 0.5 * s.contactRadius);
+    against(table.law(mi, mi), 0.5 * mSeen, 0.5 * s.contactRadius, 0.5 * rollI);
     // A wall is immovable; a free lid is a body of its own mass (a light lid pressed on a grain
     // oscillates faster than the grain on a fixed wall).
     for (const Wall& w : walls_)
       if (w.material >= 0 && w.material < table.materialCount())
-        against(table.law(w.material, mi), w.isLid() ? mSeen * w.mass / (mSeen + w.mass) : mSeen, s.contactRadius);
+        against(table.law(w.material, mi), w.isLid() ? mSeen * w.mass / (mSeen + w.mass) : mSeen, s.contactRadius,
+                rollI);
   }
   return limits;
 }
@@ -419,6 +431,8 @@ Result<bool> Simulation::initialize() {
       return R::failure(where + ": poisson_ratio must be in (-1, 0.5)");
     if (!(mat.restitution > 0 && mat.restitution <= 1)) return R::failure(where + ": restitution must be in (0, 1]");
     if (!(mat.friction >= 0) || !(mat.rollingFriction >= 0)) return R::failure(where + ": friction must be >= 0");
+    if (!(mat.rollingDamping >= 0 && mat.rollingDamping <= 1))
+      return R::failure(where + ": rolling_damping must be in [0, 1]");
   }
   // Checked once here: the narrow phase then skips its per-call checks (PenetrationOptions::trustedInput).
   for (std::size_t k = 0; k < shapes_.size(); ++k)
@@ -479,6 +493,14 @@ Result<bool> Simulation::initialize() {
   stepDisplacement_.assign(particles_.size(), 0);
   parallel_ = workEstimate() >= options_.parallelThreshold;
   cacheSphereRadii();
+  rolling_ = false;
+  for (int a = 0; a < nm; ++a)
+    for (int b = 0; b < nm; ++b) rolling_ |= table_.law(a, b).rollingFriction > 0;
+  rollingInertia_.assign(rolling_ ? particles_.size() : 0, 0);
+  for (std::size_t i = 0; i < rollingInertia_.size(); ++i) {
+    const Real r = shapes_[static_cast<std::size_t>(particles_.shape[i])].contactRadius;
+    rollingInertia_[i] = particles_.fixed[i] ? 0 : particles_.inertia[i].mean() + particles_.mass[i] * r * r;
+  }
   rebuildNeighbours();
   computeForces();
   initialized_ = true;
@@ -811,6 +833,16 @@ void Simulation::rebuildNeighbours() {
     }
     pairs.push_back(p);
   }
+  if (rolling_) {  // (the rolling springs, like shear, follow their pairs)
+    decltype(pairRoll_) roll(pairs.size(), Vec3::Zero());
+    std::size_t o = 0;
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      while (o < pairs_.size() && std::pair(pairs_[o].i, pairs_[o].j) < std::pair(pairs[k].i, pairs[k].j)) ++o;
+      if (o < pairs_.size() && pairs_[o].i == pairs[k].i && pairs_[o].j == pairs[k].j && o < pairRoll_.size())
+        roll[k] = pairRoll_[o];
+    }
+    pairRoll_ = std::move(roll);
+  }
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
   partitionPairs();
@@ -927,6 +959,55 @@ void Simulation::rebuildNeighbours() {
   return fn * n + tangentialForce(law, n, relVel - vn * n, s, fn, shear);
 }
 
+Real Simulation::normalStiffness(const PairLaw& law, Real depth, Real rEff) {
+  if (law.model == ContactModel::HertzMindlin) return 2 * law.effectiveModulus * std::sqrt(rEff * std::max<Real>(depth, 0));
+  return linearNormalStiffness(law, rEff);
+}
+
+Real Simulation::pairRollingInertia(std::size_t i, std::size_t j) const {
+  // (0 marks a fixed particle, an infinite inertia: the other's alone; two fixed: no dashpot)
+  const Real a = rollingInertia_[i], b = rollingInertia_[j];
+  if (a == 0 || b == 0) return a + b;
+  return a * b / (a + b);
+}
+
+// Rolling resistance: the elastic-plastic spring-dashpot model ("model C") of Ai, Chen, Rotter &
+// Ooi (Powder Technology 206, 2011, Eqs. 11-19). A rolling spring torque M_k, rotated with the
+// contact frame like the tangential spring, grows by -k_r ω_r dt with the relative rolling spin ω_r
+// (relSpin without its twist about n), k_r = 2.25 (μ_r R*)² k_n; a dashpot -C_r ω_r with
+// C_r = 2 η_r √(I_r k_r) acts with it. One departure, the tangential law's rule (springStep): spring
+// plus dashpot are limited to the full mobilisation torque M_m = μ_r R* F_n, and at the limit the
+// spring is reset so that the two give exactly M_m. (Ai et al. cap the spring alone and drop the
+// dashpot at the limit; a normal force rising a little under a rolling sphere then brought the
+// spring below the limit and let a dashpot torque ~30x M_m through for a step: 2 % too short a stop.)
+// The constant torque of their model A, used here until 2026-11-27, reverses with ω_r every step
+// once the body is nearly stopped: a sphere never came to rest (it crept on at about one step's
+// deceleration) and crept down slopes that μ_r should hold.
+Vec3 Simulation::rollingTorque(const PairLaw& law, const Vec3& n, const Vec3& relSpin, Real kn, Real rEff,
+                               Real inertia, Real fn, Vec3& roll) const {
+  Vec3 m = roll;
+  const Real len2 = m.squaredNorm();
+  if (len2 > 0) {
+    m -= m.dot(n) * n;
+    const Real proj2 = m.squaredNorm();
+    m = proj2 > 0 ? Vec3(m * std::sqrt(len2 / proj2)) : Vec3::Zero();
+  }
+  const Vec3 wr = relSpin - relSpin.dot(n) * n;
+  const Real lever = law.rollingFriction * rEff;
+  const Real kr = 2.25 * lever * lever * kn;
+  const Real cr = 2 * law.rollingDamping * std::sqrt(inertia * kr);
+  m -= (kr * options_.timeStep) * wr;
+  Vec3 torque = m - cr * wr;
+  const Real limit = lever * fn;
+  const Real t2 = torque.squaredNorm();
+  if (t2 > limit * limit) {  // fully mobilised: the spring slips
+    torque *= limit / std::sqrt(t2);
+    m = torque + cr * wr;
+  }
+  roll = m;
+  return torque;
+}
+
 // Face contacts (manifold of 2-4 points): a normal force per point from its own depth, i.e. the
 // gradient of a sum of per-point Hertz potentials, so a rocking face neither gains energy nor
 // loses its restoring moment; each point's damping uses m*/N so that N points in parallel keep the
@@ -974,6 +1055,14 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scat
   force += ft;
   tj += (c - xj).cross(ft);
   ti -= (c - xi).cross(ft);
+  if (law.rollingFriction > 0) {  // (one rolling spring per pair, its stiffness from all the points)
+    Real kn = 0;
+    for (int m = 0; m < r.contactCount; ++m)
+      if (r.contacts[m].depth > 0) kn += normalStiffness(law, r.contacts[m].depth, rEff);
+    const Vec3 m = rollingTorque(law, n, wj - wi, kn, rEff, pairRollingInertia(i, j), fnSum, pairRoll_[k]);
+    tj += m;
+    ti -= m;
+  }
   storePairForce(k, i, j, force, {ti, tj}, scatter);
   pairDepth_[static_cast<std::size_t>(p.cache)] = std::max(depthMax, r.depth);
   pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
@@ -1051,14 +1140,10 @@ template <bool Scatter>
   const Vec3 f = fn * n + ft;
   Vec3 ti = -ai * nxf, tj = -aj * nxf;
   if (law.rollingFriction > 0) {
-    // Constant rolling-resistance torque opposing the relative rotation (model A of Ai et al. 2011).
-    const Vec3 wr = wj - wi;
-    const Real wn = wr.norm();
-    if (wn > 1e-12) {
-      const Vec3 m = (law.rollingFriction * pc.radius * fn / wn) * wr;
-      tj -= m;
-      ti += m;
-    }
+    const Vec3 m = rollingTorque(law, n, wj - wi, normalStiffness(law, depth, pc.radius), pc.radius,
+                                 pairRollingInertia(i, j), fn, pairRoll_[k]);
+    tj += m;
+    ti -= m;
   }
   pairForce_[k] = f;
   if constexpr (Scatter) {
@@ -1097,6 +1182,7 @@ void Simulation::releasePair(std::size_t k) {
   if (!p.touching) return;
   p.touching = 0;
   p.shear.setZero();
+  if (rolling_) pairRoll_[k].setZero();
   pairForce_[k].setZero();
   pairTorque_[k] = PairTorques{};
   if (p.cache >= 0) pairDepth_[static_cast<std::size_t>(p.cache)] = 0;
@@ -1165,13 +1251,10 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
   const Vec3 f = contactForce(law, depth, n, rel, pairConst_[k].sqrtMass, rEff, p.shear, fn);
   PairTorques t{(c - xi).cross(Vec3(-f)), (c - xj).cross(f)};
   if (law.rollingFriction > 0) {
-    const Vec3 wr = wj - wi;
-    const Real wn = wr.norm();
-    if (wn > 1e-12) {
-      const Vec3 m = (law.rollingFriction * rEff * fn / wn) * wr;
-      t.j -= m;
-      t.i += m;
-    }
+    const Vec3 m = rollingTorque(law, n, wj - wi, normalStiffness(law, depth, rEff), rEff, pairRollingInertia(i, j),
+                                 fn, pairRoll_[k]);
+    t.j += m;
+    t.i -= m;
   }
   storePairForce(k, i, j, f, t, scatter);
   pairDepth_[static_cast<std::size_t>(p.cache)] = depth;
@@ -1203,6 +1286,7 @@ void Simulation::wallForces(int ii) {
       if (!st.touching) return;
       st.touching = 0;
       st.shear.setZero();
+      st.roll.setZero();
       st.depth = 0;
       st.force.setZero();
       st.pointCount = 0;
@@ -1282,6 +1366,11 @@ void Simulation::wallForces(int ii) {
           fnSum += fn;
           depth = std::max(depth, depths[a]);
         }
+        if (law.rollingFriction > 0) {  // (one rolling spring per wall contact, stiffness from all the points)
+          Real kn = 0;
+          for (int a = 0; a < count; ++a) kn += normalStiffness(law, depths[a], s.contactRadius);
+          torque += rollingTorque(law, n, w, kn, s.contactRadius, rollingInertia_[i], fnSum, st.roll);
+        }
         for (int a = 0; a < count; ++a) {
           st.vertex[a] = ids[a];
           st.vertexShear[a] = shears[a];
@@ -1342,8 +1431,9 @@ void Simulation::wallForces(int ii) {
     const Vec3 f = contactForce(law, depth, n, rel, std::sqrt(mEff), s.contactRadius, st.shear, fn);
     particles_.force[i] += f;
     particles_.torque[i] += (c - x).cross(f);
-    if (law.rollingFriction > 0 && w.norm() > 1e-12)
-      particles_.torque[i] -= (law.rollingFriction * s.contactRadius * fn / w.norm()) * w;
+    if (law.rollingFriction > 0)
+      particles_.torque[i] += rollingTorque(law, n, w, normalStiffness(law, depth, s.contactRadius), s.contactRadius,
+                                            rollingInertia_[i], fn, st.roll);
     st.touching = 1;
     st.depth = depth;
     st.point = c;
@@ -1716,8 +1806,10 @@ std::uint64_t Simulation::stateHash() const {
     fnv(h, &p.j, sizeof p.j);
     fnv(h, p.shear.data(), sizeof(Real) * 3);
   }
+  for (const Vec3& m : pairRoll_) fnv(h, m.data(), sizeof(Real) * 3);
   for (const WallContactState& st : wallStates_) {
     fnv(h, st.shear.data(), sizeof(Real) * 3);
+    if (rolling_) fnv(h, st.roll.data(), sizeof(Real) * 3);
     for (int a = 0; a < st.pointCount; ++a) fnv(h, st.vertexShear[a].data(), sizeof(Real) * 3);
   }
   fnvVec(h, lidVelocity_);
@@ -1793,6 +1885,7 @@ void Simulation::writePayload(std::ostream& out) const {
   writeVec(out, stepDisplacement_);
   writeVec(out, wallOffsets_);
   writeVec(out, wallStates_);
+  writeVec(out, pairRoll_);
 }
 
 Result<bool> Simulation::loadState(std::istream& source) {
@@ -1864,10 +1957,11 @@ Result<bool> Simulation::loadState(std::istream& source) {
       decltype(pairFrame_) frames = std::move(s.pairFrame_);
       decltype(pairRefs_) refs = std::move(s.pairRefs_);
       decltype(wallStates_) walls = std::move(s.wallStates_);
+      decltype(pairRoll_) roll = std::move(s.pairRoll_);
       ~Aside() {
         s.pairs_ = std::move(pairs), s.caches_ = std::move(caches), s.pairForce_ = std::move(forces);
         s.pairTorque_ = std::move(torques), s.pairDepth_ = std::move(depths), s.pairFrame_ = std::move(frames);
-        s.pairRefs_ = std::move(refs), s.wallStates_ = std::move(walls);
+        s.pairRefs_ = std::move(refs), s.wallStates_ = std::move(walls), s.pairRoll_ = std::move(roll);
       }
     } aside{*this};
     return Simulation(*this);
@@ -1913,7 +2007,7 @@ Result<bool> Simulation::readPayload(std::istream& source, std::uint64_t bytes) 
        readVec(in, referencePosition_) && readVec(in, wallReference_) && readVec(in, pairs_) && readVec(in, caches_) &&
        readVec(in, pairForce_) && readVec(in, pairTorque_) && readVec(in, pairDepth_) && readVec(in, pairFrame_) &&
        readVec(in, pairOffsets_) && readVec(in, pairRefs_) && readVec(in, stepDisplacement_) &&
-       readVec(in, wallOffsets_) && readVec(in, wallStates_);
+       readVec(in, wallOffsets_) && readVec(in, wallStates_) && readVec(in, pairRoll_);
   if (!ok) return R::failure("checkpoint truncated or corrupt");
   if (in.left != 0) return R::failure("checkpoint has trailing data after its state");
 
@@ -1939,6 +2033,7 @@ Result<bool> Simulation::readPayload(std::istream& source, std::uint64_t bytes) 
   if (pairForce_.size() != nPairs || pairTorque_.size() != nPairs || pairDepth_.size() != nCaches ||
       pairFrame_.size() != nCaches)
     return bad("per-pair arrays of different lengths");
+  if (pairRoll_.size() != (rolling_ ? nPairs : 0)) return bad("rolling springs (rolling friction set differently?)");
   for (std::size_t k = 1; k < nPairs; ++k)
     if (std::pair(pairs_[k - 1].i, pairs_[k - 1].j) >= std::pair(pairs_[k].i, pairs_[k].j))
       return bad("pair list not sorted");

@@ -280,7 +280,7 @@ void Parser::materials(const YAML::Node& n, dem::Scenario& sc) {
     const std::string path = index("materials", i);
     const Map m = map(n[i], path,
                       {"name", "density", "youngs_modulus", "poisson_ratio", "restitution", "friction",
-                       "rolling_friction", "stiffness"});
+                       "rolling_friction", "rolling_damping", "stiffness"});
     dem::Material mat;
     const YAML::Node& nameNode = require(m, "name", "every material needs a unique name");
     mat.name = string(nameNode, m.at("name"));
@@ -301,6 +301,11 @@ void Parser::materials(const YAML::Node& n, dem::Scenario& sc) {
     opt(m, "friction", [&](const YAML::Node& v, const std::string& p) { mat.friction = nonNegative(v, p); });
     opt(m, "rolling_friction",
         [&](const YAML::Node& v, const std::string& p) { mat.rollingFriction = nonNegative(v, p); });
+    opt(m, "rolling_damping", [&](const YAML::Node& v, const std::string& p) {
+      mat.rollingDamping = real(v, p);
+      if (!(mat.rollingDamping >= 0 && mat.rollingDamping <= 1))
+        fail(v, p, "must be in [0, 1] (a damping ratio; got " + num(mat.rollingDamping) + ")");
+    });
     opt(m, "stiffness", [&](const YAML::Node& v, const std::string& p) { mat.linearStiffness = nonNegative(v, p); });
     materialNames_.push_back(mat.name);
     sc.materials.push_back(std::move(mat));

@@ -31,6 +31,8 @@ struct Material {
   Real friction = 0.5;        ///< Coulomb sliding friction μ
   Real rollingFriction = 0;   ///< dimensionless rolling resistance μ_r (0 = off)
   Real linearStiffness = 0;   ///< linear model only: k_n in N/m (0 = from E and the radii, see laws)
+  /// Damping ratio η_r of the rolling dashpot (Ai et al. 2011 model C; their recommended 0.3).
+  Real rollingDamping = 0.3;
   [[nodiscard]] Real shearModulus() const { return youngsModulus / (2 * (1 + poissonRatio)); }
 };
 
@@ -42,6 +44,7 @@ struct PairLaw {
   Real restitution = 0.5;
   Real friction = 0.5;
   Real rollingFriction = 0;
+  Real rollingDamping = 0.3;      ///< η_r, the mean of the two materials
   Real linearStiffness = 0;       ///< linear model: k_n (0 = derive from E* and R*)
   /// Hertz: α(e) of the dimensionless damped Hertz oscillator x'' = -x^{3/2} - α x^{1/4} x'
   /// whose rebound speed is e (hertzDampingFor). Linear: ζ = -ln e / sqrt(π² + ln² e).

@@ -211,6 +211,7 @@ class Simulation {
   struct WallContactState {  ///< particle-wall (plane) or particle-triangle history
     int wall = 0, triangle = -1;
     Vec3 shear = Vec3::Zero();
+    Vec3 roll = Vec3::Zero();  ///< rolling spring torque (world; rolling resistance only)
     /// Polyhedral cores on planes: per-vertex contacts (the deepest kMaxWallPoints vertices), each
     /// with its own tangential spring, so that a face resting on a wall has twisting friction.
     int pointCount = 0;
@@ -284,6 +285,15 @@ class Simulation {
   /// (sqrtMass: √m*, the pair's constant or √ of the caller's reduced mass.)
   Vec3 contactForce(const PairLaw& law, Real depth, const Vec3& n, const Vec3& relVel, Real sqrtMass, Real rEff,
                     Vec3& shear, Real& normalForce) const;
+  /// Rolling resistance of a contact (law.rollingFriction > 0): the torque on the body that turns at
+  /// `relSpin` relative to the other (its partner gets the opposite); updates the spring `roll`.
+  /// kn: the normal stiffness at this overlap; inertia: the contact's rolling inertia (rollingInertia).
+  Vec3 rollingTorque(const PairLaw& law, const Vec3& n, const Vec3& relSpin, Real kn, Real rEff, Real inertia,
+                     Real fn, Vec3& roll) const;
+  /// The pair's rolling inertia, 1 / (1/I_i + 1/I_j) of the particles' rollingInertia_ (Ai et al. Eq. 16).
+  [[nodiscard]] Real pairRollingInertia(std::size_t i, std::size_t j) const;
+  /// Normal stiffness dF_n/dδ of the law at overlap `depth` (Hertz: 2 E* √(R* δ); linear: k_n).
+  static Real normalStiffness(const PairLaw& law, Real depth, Real rEff);
 
   SimulationOptions options_;
   std::vector<Material> materials_;
@@ -323,6 +333,10 @@ class Simulation {
   // walls: CSR per particle of wall contact states (planes always present, mesh triangles near)
   std::vector<int> wallOffsets_;
   std::vector<WallContactState> wallStates_;
+  // rolling resistance (only when some law has rolling_friction > 0; else both empty)
+  bool rolling_ = false;
+  LargeVector<Vec3> pairRoll_;          ///< per pair: rolling spring torque (world), like shear
+  std::vector<Real> rollingInertia_;    ///< per particle: mean principal moment + m R² about the contact (R: contact radius); 0 if fixed
 
   Real time_ = 0;
   std::int64_t step_ = 0;
