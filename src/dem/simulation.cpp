@@ -1191,16 +1191,23 @@ void Simulation::releasePair(std::size_t k) {
 [[gnu::always_inline]] inline void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j,
                                                               const Vec3& f, const PairTorques& t, bool scatter) {
   pairForce_[k] = f;
-  pairTorque_[k] = t;
-  if (!scatter) return;
-  if (!boundary_[i]) {
+  if (!scatter) {
+    pairTorque_[k] = t;
+    return;
+  }
+  // As in the sphere kernel: only the gather reads torque slots, and only a boundary particle's
+  // (every pair of one has bi or bj set); the others are never read, and not writing them spares a
+  // line read for ownership per touching pair in a bed larger than the caches.
+  const bool bi = boundary_[i], bj = boundary_[j];
+  if (!bi) {
     particles_.force[i] -= f;
     particles_.torque[i] += t.i;
   }
-  if (!boundary_[j]) {
+  if (!bj) {
     particles_.force[j] += f;
     particles_.torque[j] += t.j;
   }
+  if (bi || bj) pairTorque_[k] = t;
 }
 
 int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
@@ -1574,7 +1581,7 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
         // pairForces' cycles waited on that load)
         __builtin_prefetch(&pairConst_[kq]);
         __builtin_prefetch(&pairForce_[kq], 1);
-        __builtin_prefetch(&pairTorque_[kq], 1);
+        if constexpr (!Scatter) __builtin_prefetch(&pairTorque_[kq], 1);  // (see storePairForce)
         __builtin_prefetch(&pairDepth_[cq], 1);
         __builtin_prefetch(&pairFrame_[cq], 1);
         const ContactCache& next = caches_[cq];
