@@ -522,6 +522,27 @@ TEST(PenetrationInvariants, ContinuousAcrossAnEdge) {
   }
 }
 
+// The DEM prefetches ContactCache::kHotBytes from the start of each touching pair's cache: every
+// field a persisting contact's warm query reads must lie there, and GJK's simplex and the ring after.
+TEST(PenetrationWarmStart, HotFieldsOfTheCacheLieInItsFirstLines) {
+  const ContactCache c;
+  auto at = [&c](const void* field) {
+    return static_cast<std::size_t>(reinterpret_cast<const char*>(field) - reinterpret_cast<const char*>(&c));
+  };
+  const std::size_t hot = ContactCache::kHotBytes;
+  EXPECT_EQ(hot % 64, 0u);
+  EXPECT_EQ(alignof(ContactCache), 64u);
+  for (const std::size_t end : {at(&c.hasFace) + sizeof c.hasFace, at(&c.faceSize) + sizeof c.faceSize,
+                                at(&c.supportVertexB) + sizeof c.supportVertexB, at(&c.normalLocalA) + sizeof(Vec3),
+                                at(&c.faceB[2]) + sizeof(Vec3), at(&c.apexB) + sizeof(Vec3),
+                                at(&c.manifold) + sizeof c.manifold, at(&c.gjk.hintB) + sizeof c.gjk.hintB,
+                                at(&c.gjk.pairKey) + sizeof c.gjk.pairKey})
+    EXPECT_LE(end, hot);
+  EXPECT_GE(at(&c.gjk.valid), hot - 8);  // (the hot part is dense: nothing left over to move in)
+  EXPECT_GE(at(&c.gjk.localA), hot);
+  EXPECT_GE(at(&c.ringA), hot);
+}
+
 TEST(PenetrationWarmStart, SameAnswerFewerExpansions) {
   const auto cloud = test::icosphere(2);
   const Shape s(Polytope::fromPoints(cloud).value());

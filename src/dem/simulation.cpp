@@ -1584,12 +1584,10 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
         if constexpr (!Scatter) __builtin_prefetch(&pairTorque_[kq], 1);  // (see storePairForce)
         __builtin_prefetch(&pairDepth_[cq], 1);
         __builtin_prefetch(&pairFrame_[cq], 1);
-        const ContactCache& next = caches_[cq];
-        // (lines, from the one the hints start in: caches are not aligned to lines)
-        const auto first = reinterpret_cast<std::uintptr_t>(&next.gjk.hintA) & ~std::uintptr_t{63};
-        const auto last = reinterpret_cast<std::uintptr_t>(&next.ringA[0]);
-        for (std::uintptr_t line = first; line < last; line += 64)
-          __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 0);
+        // (its hot part: the lines a persisting contact's query reads, at the start of the cache)
+        const auto* next = reinterpret_cast<const char*>(&caches_[cq]);
+        for (std::size_t line = 0; line < ContactCache::kHotBytes; line += 64)
+          __builtin_prefetch(next + line, 0, 0);
       }
     }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)
@@ -1835,8 +1833,16 @@ std::uint64_t Simulation::stateHash() const {
 // The sizes of the records stored raw: a checkpoint from a build whose structs differ is refused
 // instead of being read as garbage.
 std::uint64_t Simulation::layoutStamp() {
+  // (and where the warm-start cache's parts lie: fields moved within the same size, as the hot part
+  // was on 2026-11-27, would otherwise be read as other fields)
+  const ContactCache c;
+  auto at = [&c](const void* field) {
+    return static_cast<std::uint64_t>(reinterpret_cast<const char*>(field) - reinterpret_cast<const char*>(&c));
+  };
   const std::uint64_t sizes[] = {sizeof(PairState),        sizeof(ContactCache), sizeof(PairTorques), sizeof(PairFrame),
-                                 sizeof(WallContactState), sizeof(Counters),     sizeof(Quat),        sizeof(Vec3)};
+                                 sizeof(WallContactState), sizeof(Counters),     sizeof(Quat),        sizeof(Vec3),
+                                 at(&c.faceA),             at(&c.manifold),      at(&c.gjk),          at(&c.gjk.localA),
+                                 at(&c.ringA)};
   std::uint64_t h = 1469598103934665603ULL;
   for (std::uint64_t v : sizes) h = (h ^ v) * 1099511628211ULL;
   return h;

@@ -59,6 +59,12 @@ inline bool boolBytePlausible(const bool& b) {
 
 /// Per-pair warm-start data kept by the caller between queries (e.g. between DEM time steps).
 struct GjkCache {
+  // (First the fields every warm query reads, hints and key: ContactCache places them at the end of
+  // its own per-query fields, so that a persisting contact's query reads whole lines only.)
+  SupportHint hintA, hintB;
+  /// Which shapes (A, B) filled it (pairKey()): the runtime entry points reset a cache reused for
+  /// another pair or for the pair swapped, whose cached points would not lie on these shapes.
+  std::uint64_t pairKey = 0;
   bool valid = false;
   /// Smooth pairs answered by the Newton finish: the cached simplex is the one support pair, and
   /// the free last slot holds Newton's normal (normalA()); the next query starts there. (Kept in
@@ -70,10 +76,6 @@ struct GjkCache {
   /// cache is made once per pair, not per query.)
   Vec3 localA[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()};
   Vec3 localB[4] = {Vec3::Zero(), Vec3::Zero(), Vec3::Zero(), Vec3::Zero()};
-  SupportHint hintA, hintB;
-  /// Which shapes (A, B) filled it (pairKey()): the runtime entry points reset a cache reused for
-  /// another pair or for the pair swapped, whose cached points would not lie on these shapes.
-  std::uint64_t pairKey = 0;
   [[nodiscard]] Vec3& normalA() { return localA[3]; }
   [[nodiscard]] const Vec3& normalA() const { return localA[3]; }
   void reset() { *this = GjkCache{}; }

@@ -77,16 +77,20 @@ struct PenetrationOptions {
 
 /// Per-pair warm-start data across time steps: GJK's simplex plus the previous contact normal and
 /// the previous closest face's support points, all kept in each body's own frame.
-struct ContactCache {
-  GjkCache gjk;
+/// Laid out for the DEM, which keeps one per pair in a bed far larger than the processor's caches:
+/// aligned to a cache line, with everything a persisting contact's warm query reads and writes (the
+/// face, apex, manifold memo, support hints and key) in the first kHotBytes, five lines; GJK's simplex
+/// and the ring, which only cold, separated or expanding queries read, after them. (The hot fields
+/// had straddled six or seven lines: one line more fetched from memory per touching pair and step.)
+struct alignas(64) ContactCache {
   bool hasFace = false;
-  Vec3 normalLocalA = Vec3::Zero();
   int faceSize = 0;
-  Vec3 faceA[3], faceB[3];                          ///< support points in A's and B's local frames
-  Vec3 apexA = Vec3::Zero(), apexB = Vec3::Zero();  ///< with the face: the vertex pair deepest along -normal
   /// Polytope vertices supporting the last result's normal on A and -normal on B (-1: unknown); the
   /// contact manifold starts its face search there instead of searching again.
   int supportVertexA = -1, supportVertexB = -1;
+  Vec3 normalLocalA = Vec3::Zero();
+  Vec3 faceA[3], faceB[3];                          ///< support points in A's and B's local frames
+  Vec3 apexA = Vec3::Zero(), apexB = Vec3::Zero();  ///< with the face: the vertex pair deepest along -normal
   /// The manifold's last face search: the directions it searched (each body's frame) and, when it
   /// found no face on two polytopes, the best alignment of any face of each body with them (else 2).
   /// While both directions stay closer to these than the alignments' gap to the face threshold, no
@@ -97,6 +101,10 @@ struct ContactCache {
     Vec3 directionA = Vec3::Zero(), directionB = Vec3::Zero();
     Real alignA = 2, alignB = 2;  ///< > 1: nothing remembered
   } manifold;
+  /// (its hints and key come first: the end of the hot part)
+  GjkCache gjk;
+  /// Bytes from the start that a persisting contact's warm query touches (up to gjk's simplex).
+  static constexpr std::size_t kHotBytes = 320;
   /// With the face, when the last answer came from an expanded polytope of two polyhedral cores: the
   /// polytope's vertices around the face (the far vertices of its three neighbour faces, then, for
   /// bodies of more than 32 vertices, of their neighbours; support points in each body's frame,
@@ -120,6 +128,7 @@ struct ContactCache {
            ringSize <= kRing;
   }
 };
+static_assert(sizeof(ContactCache) % 64 == 0);
 
 /// nullopt when the options are usable (the method and the GJK enumerations in range, counts >= 1,
 /// finite tolerances >= 0); otherwise the field and what is wrong. contact() checks it unless
