@@ -200,6 +200,68 @@ class ExpandingPolytope {
     return best;
   }
 
+  /// Curved pairs: re-fits the plane of every alive sliver face (refitIfSliver). A face is a sliver
+  /// for its plane when |cross| < |crossAbs| / 64: the cross product at v[0] carries a rounding of
+  /// ~3u |crossAbs| per component (the orient3d filter's own bound), so the unit normal from it may
+  /// be off by ~3u |crossAbs| / |cross| rad, beyond 4e-14. Polyhedral pairs do not call it (their
+  /// final facet is re-fitted from all of its vertices instead, in gjkTd).
+  void refitSlivers() {
+    for (int k = 0; k < nf; ++k)
+      if (f[k].alive) refitIfSliver(f[k]);
+  }
+  /// The same for the faces the last insert() made: the fan around its vertex, found from the
+  /// first horizon edge's outside face and walked through adj[1] (the edge v -> vertex of face
+  /// (u, v, vertex) is shared with the face that starts at v). Call it right after insert().
+  void refitNewSlivers() {
+    const Horizon& e = horizon_[0];
+    const int j = hasEdge(e.outside, e.v, e.u);
+    if (j < 0) return;
+    const int first = f[e.outside].adj[j];
+    int k = first;
+    for (int n = 0; n < kMaxF && k >= 0; ++n) {
+      refitIfSliver(f[k]);
+      k = f[k].adj[1];
+      if (k == first) break;
+    }
+  }
+
+  /// Re-fits face g's unit normal and plane distance from the cross product at its largest angle
+  /// (the vertex opposite its longest edge, the vertices kept in cyclic order: the same
+  /// orientation), in double if it is well conditioned there, else in long double. A triangle's
+  /// cross product is the same at each of its vertices in exact arithmetic, but its rounding is
+  /// relative to the product of the two edges used: the two shorter ones give the most accurate
+  /// normal. On a needle with two nearly coincident vertices, the degenerate face Descantes et al.
+  /// (2019) name as ill-conditioned for GJK (§2, review of GJK), the short edge is a difference of
+  /// nearby coordinates (exact) and the angle at it is near 90°. cross / crossAbs stay as they are:
+  /// the exact orientation tests do not depend on the plane.
+  void refitIfSliver(Face& g) const {
+    constexpr Real kSliver2 = 1.0 / 4096;  // (|cross| < |crossAbs| / 64)
+    // (well conditioned, or zero area in floating point: never chosen)
+    if (!(g.cross.squaredNorm() < kSliver2 * g.crossAbs.squaredNorm()) || !std::isfinite(g.d)) return;
+    Real e2[3];  // edge i runs v[i] -> v[i+1]; the vertex opposite it is v[i+2]
+    for (int i = 0; i < 3; ++i) e2[i] = (y[g.v[i == 2 ? 0 : i + 1]] - y[g.v[i]]).squaredNorm();
+    int longest = 0;
+    if (e2[1] > e2[longest]) longest = 1;
+    if (e2[2] > e2[longest]) longest = 2;
+    const int o = (longest + 2) % 3;
+    const Vec3 &y0 = y[g.v[o]], &y1 = y[g.v[(o + 1) % 3]], &y2 = y[g.v[(o + 2) % 3]];
+    Vec3 c, cAbs, n;
+    Real d;
+    faceCross(y0, y1, y2, c, cAbs);
+    if (c.squaredNorm() >= kSliver2 * cAbs.squaredNorm()) {
+      if (faceNormalise(y0, y1, y2, c, n, d)) g.n = n, g.d = d;
+      return;
+    }
+    using LVec = Eigen::Matrix<long double, 3, 1>;
+    const LVec p0 = y0.cast<long double>(), p1 = y1.cast<long double>(), p2 = y2.cast<long double>();
+    const LVec lc = (p1 - p0).cross(p2 - p0);
+    const long double len = lc.norm();
+    if (!(len > 0) || !std::isfinite(len)) return;  // (the double plane stays)
+    const LVec ln = lc / len;
+    g.n = ln.cast<Real>();
+    g.d = static_cast<Real>((ln.dot(p0) + ln.dot(p1) + ln.dot(p2)) / 3.0L);
+  }
+
   /// Adds `vertex` to the hull: removes every face it sees (starting from `start`, which it must
   /// see) and stitches the horizon to it. False when capacity runs out or the horizon is not a
   /// simple cycle (cannot happen with exact predicates; checked anyway).
@@ -899,6 +961,21 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
 
   }  // !warm
 
+  // Curved cores: the CSO has no finite vertex set; as the expansion converges on a curved (or, as a
+  // long cone's slant side, a ruled) part of it, support points crowd together at each end of long
+  // faces, which become slivers whose planes from the rounded cross product at v[0] are tilted. The
+  // closest face (Descantes et al. 2019 §3.2, Algorithm 3 line 9) is chosen by plane distance, which
+  // must bound the depth from below, and the location test (line 10) is exact against the face's
+  // true plane but made at the support point along the face's computed normal: with a tilted normal
+  // a sliver could be chosen at too small a distance, then "located" on the boundary, and the overlap
+  // along its tilted normal was reported (an ellipsoid against a cone 0.1 x 60: 7.88e-4 for the true
+  // 6.96e-4; the face had two vertices 5e-10 apart, 60 from the third, and a normal off by ~1e-6
+  // rad). Sliver planes are re-fitted on these pairs (ExpandingPolytope::refitIfSliver): here for the
+  // initial polytope, then for each expansion's new faces. Polyhedral pairs end exactly on facets
+  // and re-fit only their final one (below): their path is unchanged.
+  constexpr bool kCurved = !(kPolyhedralCore<SA> && kPolyhedralCore<SB>);
+  if constexpr (kCurved) P.refitSlivers();
+
   // --- Expansion (Algorithm 3 lines 8-28). ---
   Status status = Status::MaxIterations;
   int face = -1;
@@ -972,9 +1049,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       }
       ++expansions;
       if (!P.insert(s, face)) return fail(Status::Degenerate, "expanding polytope lost consistency"), false;
+      if constexpr (kCurved) P.refitNewSlivers();
     }
   };
-  constexpr bool kCurved = !(kPolyhedralCore<SA> && kPolyhedralCore<SB>);
   const Real firstTol = kCurved ? std::max(opt.relTolerance, tol::kEpaCurvedStart) : opt.relTolerance;
   if (!expand(firstTol)) return out;
   if constexpr (kCurved) {
