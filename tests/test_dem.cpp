@@ -338,19 +338,22 @@ TEST(Dem, RelativeOverlapIsTakenAgainstTheSmallerParticleInContact) {
 }
 
 TEST(Dem, IdenticalStateForOneAndTwoThreads) {
-  std::uint64_t hashes[2];
-  for (int t = 1; t <= 2; ++t) {
-    Simulation sim;
-    mixedScene(sim, 200, 11);
-    sim.options().threads = t;
-    sim.options().parallelThreshold = 0;  // every loop parallel, even for this small system
-    ASSERT_TRUE(sim.initialize().ok());
-    sim.run(800);
-    hashes[t - 1] = sim.stateHash();
-    EXPECT_GT(sim.stats().contacts + sim.stats().wallContacts, 0);
+  // (also with rolling resistance, whose springs are kept per pair and per wall contact)
+  for (const Real muR : {0.0, 0.1}) {
+    std::uint64_t hashes[2];
+    for (int t = 1; t <= 2; ++t) {
+      Simulation sim;
+      mixedScene(sim, 200, 11, true, muR);
+      sim.options().threads = t;
+      sim.options().parallelThreshold = 0;  // every loop parallel, even for this small system
+      ASSERT_TRUE(sim.initialize().ok());
+      sim.run(800);
+      hashes[t - 1] = sim.stateHash();
+      EXPECT_GT(sim.stats().contacts + sim.stats().wallContacts, 0);
+    }
+    omp_set_num_threads(omp_get_num_procs());
+    EXPECT_EQ(hashes[0], hashes[1]) << "rolling friction " << muR;
   }
-  omp_set_num_threads(omp_get_num_procs());
-  EXPECT_EQ(hashes[0], hashes[1]);
 }
 
 TEST(Dem, SphereBedIdenticalForAnyThreadCount) {
