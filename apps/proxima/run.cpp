@@ -315,8 +315,9 @@ int runScenario(const RunOptions& o) {
     std::cerr << "proxima run: " << sc.sourceFile << ": time: duration " << sc.duration << " s at a time step of " << dt
               << " s is " << steps
               << " steps (more than 1e10, which no run finishes); check time.duration, time.step, the materials "
-                 "(the stable step scales with the smallest particle and the stiffest material) and near-degenerate "
-                 "shapes (needles, flat hulls)\n";
+                 "(the stable step scales with the smallest particle and the stiffest material; a rolling_friction "
+                 "above ~0.8 shortens it in proportion, through the rolling spring) and near-degenerate shapes "
+                 "(needles, flat hulls)\n";
     return 2;
   }
   const json fingerprint =
