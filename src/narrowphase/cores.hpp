@@ -35,12 +35,14 @@ inline Core coreOf(const Shape& s) {
       s.geometry());
 }
 
+template <>
+struct PolyhedralSupport<PolytopeRef> : std::true_type {};
+
 /// Cores whose CSO with another polyhedral core is a polytope (finite vertex set): GJK-TD ends
-/// exactly on them and the final facet can be re-fitted from all of its vertices.
+/// exactly on them and the final facet can be re-fitted from all of its vertices. (The same list
+/// as gjk.hpp's PolyhedralSupport, which GJK's stall rules read.)
 template <class C>
-inline constexpr bool kPolyhedralCore =
-    std::is_same_v<C, Point> || std::is_same_v<C, Segment> || std::is_same_v<C, Triangle> ||
-    std::is_same_v<C, Tetrahedron> || std::is_same_v<C, Box> || std::is_same_v<C, PolytopeRef>;
+inline constexpr bool kPolyhedralCore = PolyhedralSupport<C>::value;
 
 /// Core result -> shape result when the cores did not need expanding: the witnesses move out to the
 /// surfaces along the normal, the radii come off the distance and its lower bound, and a negative

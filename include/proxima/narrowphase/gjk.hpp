@@ -113,6 +113,41 @@ inline SimplexSolution runSubAlgorithm(const Vec3* y, int n, bool gjkOrder, cons
   return gjkOrder ? SvSolver<true>(y, exact, o.stats).solve(n) : SvSolver<false>(y, exact, o.stats).solve(n);
 }
 
+/// Shapes whose support mapping takes finitely many values (polytopes, and points, segments, triangles
+/// and boxes): GJK on two of them terminates finitely, on the CSO's vertices. Every other shape
+/// (quadrics, cylinders, cones, user shapes) counts as curved. (The private polytope view of the
+/// runtime shapes adds itself, cores.hpp.)
+template <class S>
+struct PolyhedralSupport
+    : std::bool_constant<std::is_same_v<S, Point> || std::is_same_v<S, Segment> || std::is_same_v<S, Triangle> ||
+                         std::is_same_v<S, Tetrahedron> || std::is_same_v<S, Box> || std::is_same_v<S, Polytope>> {};
+template <class SA, class SB>
+inline constexpr bool kCurvedPair = !(PolyhedralSupport<SA>::value && PolyhedralSupport<SB>::value);
+
+/// GJK's no-descent stall on a tetrahedron y[0..3] (curved pairs, gjkDistance): true if the origin lies
+/// strictly inside it by exact signs of the Signed Volumes cofactors (Montanari 2017 §4.2), with
+/// barycentrics |C_j| / sum |C_j| in `enclosed` (the cancelled cofactor is the tiny weight of the
+/// vertex opposite the face the origin nearly touches). Out of line and cold: it runs only there.
+[[gnu::noinline, gnu::cold]] inline bool tetrahedronEnclosesOriginExactly(const Vec3* y, SimplexSolution& enclosed) {
+  for (int j = 0; j < 4; ++j)
+    if (!y[j].allFinite()) return false;
+  const TetraSigns ts = exactTetraSigns(y[0], y[1], y[2], y[3]);
+  if (ts.det == 0) return false;
+  for (int j = 0; j < 4; ++j)
+    if (ts.cof[j] != ts.det) return false;
+  const Real C[4] = {std::abs(det3(y[1], y[2], y[3])), std::abs(det3(y[0], y[2], y[3])),
+                     std::abs(det3(y[0], y[1], y[3])), std::abs(det3(y[0], y[1], y[2]))};
+  const Real sum = C[0] + C[1] + C[2] + C[3];
+  enclosed.size = 4;
+  enclosed.point.setZero();
+  for (int j = 0; j < 4; ++j) {
+    enclosed.ids[j] = j;
+    enclosed.lambda[j] = sum > 0 ? C[j] / sum : 0.25;
+    enclosed.point += enclosed.lambda[j] * y[j];
+  }
+  return true;
+}
+
 /// Shapes whose support function h(d) = max_x d·x is twice differentiable and that give its
 /// Hessian as a quadratic form (Ellipsoid::supportHessianForm).
 template <class S>
@@ -591,6 +626,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   } best;
   int restarts = 0;
   Status exitStatus = Status::MaxIterations;
+  // Curved pairs: ended by a stall (no progress in rounding), not by the progress test. (Set only
+  // for them: the polyhedral instantiations stay as they were.)
+  [[maybe_unused]] bool stall = false;
   auto stalled = [&](Real scale) {
     if (restarts >= opt.maxRestarts || !(std::sqrt(vv) - lower > opt.restartGap * scale)) return false;
     if (vv < best.vv) {
@@ -642,6 +680,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     const Real gap = upper - lowerK;
     if (!(gap > opt.relTolerance * upper + opt.absTolerance * scale)) {
       exitStatus = Status::Separated;
+      // A NaN gap certifies nothing: S2D's direction p_O is exactly zero when the origin lies in the
+      // plane of its triangle to rounding (an ellipsoid against a long cylinder overlapping by
+      // 3.6e-7 ended "separated" at 1.5e-10 that way), and the support along it is arbitrary.
+      if constexpr (detail::kCurvedPair<SA, SB>) stall = std::isnan(gap);
       break;
     }
     // w already in the simplex: no further progress possible.
@@ -667,6 +709,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     if (dup) {
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;
+      if constexpr (detail::kCurvedPair<SA, SB>) stall = true;
       break;
     }
     // τ = {w} ∪ W, newest first (n <= 3 here; all three slots move, which is cheaper than a loop
@@ -684,6 +727,28 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       if (fv < vv) next = full, nv = fv;
     }
     if (!(nv < vv)) {
+      if constexpr (detail::kCurvedPair<SA, SB>) {
+        // No descent although w lies beyond the origin along -v: in exact arithmetic conv(W ∪ {w})
+        // then holds a point closer than v, so the rounding of the volume forms decided. On a long
+        // CSO turned obliquely to the axes (an ellipsoid against a long thin cone, cylinder or
+        // segment, in the ellipsoid's frame) GJK's tetrahedron is a sliver tens long, ~1e-3 wide,
+        // and the origin sits ~1e-12 from its face W: the cofactor of that face, a volume of
+        // ~1e-13, comes from 3x3 determinants of coordinates ~25 whose rounding is ~1e-12
+        // (Montanari 2017 §4.2, Fig. 4.6: -3.6e-12 for an exact 0 with coordinates of that size),
+        // so its sign, and with it "origin inside", was lost and GJK stalled "separated" at ~1e-12
+        // over an overlap of up to ~1e-4. (With the long body first its axis is a coordinate axis,
+        // the cross-axis coordinates are small, and the same volumes are exact enough.) Exact
+        // signs (the adaptive predicates §4.2 recommends, Shewchuk's) settle it: all four
+        // cofactors of the sign of det M = the origin inside, an overlap as certain as GJK-TD's
+        // exact enclosure tests. (Curved pairs only: polyhedral pairs end finitely on the CSO's
+        // vertices, and this branch leaves their answers as they were.)
+        SimplexSolution enclosed;
+        if (n == 4 && detail::tetrahedronEnclosesOriginExactly(y, enclosed)) {
+          out.restarts = restarts;
+          finish(Status::Overlapping, enclosed);
+          return out;
+        }
+      }
       // No descent (rounding): keep the previous simplex, which is the best answer available.
       for (int i = 0; i < n - 1; ++i) y[i] = y[i + 1], pa[i] = pa[i + 1], lb[i] = lb[i + 1];
       --n;
@@ -694,6 +759,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       }
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;
+      if constexpr (detail::kCurvedPair<SA, SB>) stall = true;
       break;
     }
     keepOnly(next);
@@ -718,7 +784,10 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   }
   // A restart only happens after a stall, which is a legitimate end of GJK: running out of
   // iterations while trying to improve on it still leaves that answer.
-  if (exitStatus == Status::MaxIterations && restarts > 0) exitStatus = Status::Separated;
+  if (exitStatus == Status::MaxIterations && restarts > 0) {
+    exitStatus = Status::Separated;
+    if constexpr (detail::kCurvedPair<SA, SB>) stall = true;
+  }
   out.restarts = restarts;
   finish(exitStatus, sol);
   // "separated" promises distance > 0 with a proof. A stall is reported as a touch instead when
@@ -732,12 +801,42 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   //    cylinder, cone or segment) GJK ended "separated" at 1e-15 .. 2e-13 with the cores overlapping
   //    by 0.01 .. 0.79 (lower bounds -1e-2 of the size), and contact() took the cores for apart.
   //    contact() now expands the polytope, which finds the depth.
-  // (Both found by bad-input hunts, 2026-11-27.)
+  //  - or, for a curved pair (kCurvedPair), the distance is tiny (1e-8 of the CSO's size) and no
+  //    support plane certified a positive lower bound: a stall is then GJK's rounding floor, not a
+  //    proof. With a long CSO turned obliquely to the axes (an ellipsoid against a cone, cylinder
+  //    or segment 20 .. 80 long), GJK's sliver simplices resolve the distance only to ~1e-9 of the
+  //    size; most such stalls over a real overlap are now settled exactly in the no-descent branch
+  //    above, the rest (0.4 % of ellipsoid-long body pairs overlapping by 1e-10 .. 1e-4, at up to
+  //    1.9e-9 of the size) end here, and contact() expands. Polyhedral pairs end finitely on the
+  //    CSO's vertices and keep the two rules above (a box pair separated by 1e-9 has no positive
+  //    bound either: its v, a difference of O(1) points, points ~1e-7 rad astray).
+  // (The first two found by bad-input hunts, 2026-11-27; the third by the sweep of
+  // PenetrationElongated.EllipsoidAgainstLongThinBodiesShallowSweep, 2026-11-27.)
+  if constexpr (detail::kCurvedPair<SA, SB>) {
+    if (out.status == Status::Separated && stall && !(lower > 0) && n == 2) {
+      // One more support plane for a stalled edge: the nearest point v of an edge is orthogonal to
+      // it, but its rounded coordinates (~1e-16 of the CSO's size, absolute) tilt it out of that
+      // plane by up to ~1e-16 x size / |v|, and on an edge L long (an ellipsoid against a long
+      // segment or cylinder, L ~ 20 .. 80) the support plane along the tilted direction loses
+      // ~L x tilt of its offset: pairs apart by up to ~1e-6 kept a lower bound <= 0. Along v with
+      // the tilt projected out only a turn about the edge remains, which costs second order.
+      const Vec3 e = y[1] - y[0];
+      if (const Real ee = e.squaredNorm(); ee > 0) {
+        const Vec3 across = sol.point - (sol.point.dot(e) / ee) * e;
+        if (const Real len = across.norm(); len > 0 && std::isfinite(len)) {
+          Vec3 sa, sl;
+          const Real bound = across.dot(supportPair(across, sa, sl)) / len;
+          if (bound > lower) lower = bound;  // (a NaN leaves it)
+        }
+      }
+    }
+  }
   if (out.status == Status::Separated) {
     const Real size2 = maxY2(), size = std::sqrt(size2);
     const bool touch = out.distance * out.distance <= opt.touchTolerance * size2;
     const bool unproven = lower < -1e-6 * size && !(out.distance > 1e-9 * size);
-    if (touch || unproven) {
+    const bool uncertified = detail::kCurvedPair<SA, SB> && stall && !(lower > 0) && !(out.distance > 1e-8 * size);
+    if (touch || unproven || uncertified) {
       out.normal.setZero();  // (as for any overlap: zero when the cores touch or overlap)
       finish(Status::Overlapping, sol);
     }
