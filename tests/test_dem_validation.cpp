@@ -600,10 +600,7 @@ RestResult restOnPlane(const Shape& shape, const Vec3& x0, const Quat& q, Real c
   sim.setMaterials({m}, ContactModel::HertzMindlin);
   const int k = sim.addShape(makeParticleShape("body", shape).value());
   sim.addParticle(k, 0, x0, q);
-  Wall w;
-  w.kind = WallKind::Plane;
-  w.material = 0;
-  sim.addWall(w);
+  sim.addWall(Wall{});  // (the default wall: the plane z = 0, material 0)
   sim.options().timeStep = 1e-5;
   EXPECT_TRUE(sim.initialize().ok());
   const int settle = 20000, total = 100000;
@@ -714,10 +711,7 @@ TEST(DemValidation, CubeSpinningOnItsFaceStops) {
   sim.setMaterials({m}, ContactModel::HertzMindlin);
   const int k = sim.addShape(makeParticleShape("cube", Shape(Box{Vec3(h, h, h)})).value());
   sim.addParticle(k, 0, Vec3(0, 0, h), Quat::Identity(), Vec3::Zero(), Vec3(0, 0, w0));
-  Wall w;
-  w.kind = WallKind::Plane;
-  w.material = 0;
-  sim.addWall(w);
+  sim.addWall(Wall{});  // (the default wall: the plane z = 0, material 0)
   sim.options().timeStep = 1e-5;
   ASSERT_TRUE(sim.initialize().ok());
   const Real tStop = 2 * h * w0 / (6 * 0.3826 * mu * g);
@@ -847,10 +841,7 @@ TEST(DemValidation, SlidingSphereStartsRolling) {
   const Real mass = sphereMass(m, radius);
   const Real overlap = hertzStaticOverlap(mass * g, radius, effectiveModulus(m, m));
   sim.addParticle(k, 0, Vec3(0, 0, radius - overlap), Quat::Identity(), Vec3(v0, 0, 0));
-  Wall w;
-  w.kind = WallKind::Plane;
-  w.material = 0;
-  sim.addWall(w);
+  sim.addWall(Wall{});  // (the default wall: the plane z = 0, material 0)
   sim.options().timeStep = 1e-5;
   ASSERT_TRUE(sim.initialize().ok());
   const Real tRoll = 2 * v0 / (7 * mu * g);
@@ -902,10 +893,7 @@ TEST(DemValidation, RollingResistanceStopsASphereAndHoldsItOnASlope) {
     const Real overlap = hertzStaticOverlap(sphereMass(m, radius) * g, radius, effectiveModulus(m, m));
     sim.addParticle(k, 0, Vec3(0, 0, radius - overlap), Quat::Identity(), Vec3(v0, 0, 0),
                     Vec3(0, v0 / (radius - overlap), 0));  // rolling without slip
-    Wall w;
-    w.kind = WallKind::Plane;
-    w.material = 0;
-    sim.addWall(w);
+    sim.addWall(Wall{});  // (the default wall: the plane z = 0, material 0)
     sim.options().timeStep = 1e-5;
     ASSERT_TRUE(sim.initialize().ok());
     const Real a = 5.0 / 7.0 * muR * g, distance = v0 * v0 / (2 * a), stop = v0 / a;

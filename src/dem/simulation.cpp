@@ -53,16 +53,21 @@ inline Vec3 springStep(Vec3& shear, Vec3 s, const Vec3& vt, Real kt, Real gt, Re
   return ft;
 }
 
-// The history projected on the plane of the unit normal n.
-inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, Real gt, Real limit, Real dt) {
-  Vec3 s = shear;
+// A spring's history rotated with the contact frame: projected on the plane of the unit normal n,
+// keeping its length (zero when nothing is left). (The tangential and the rolling springs.)
+inline Vec3 intoPlane(Vec3 s, const Vec3& n) {
   const Real len2 = s.squaredNorm();
   if (len2 > 0) {
     s -= s.dot(n) * n;
     const Real proj2 = s.squaredNorm();
     if (proj2 > 0) s *= std::sqrt(len2 / proj2);
   }
-  return springStep(shear, s, vt, kt, gt, limit, dt);
+  return s;
+}
+
+// The history projected on the plane of the unit normal n.
+inline Vec3 springWithSlip(Vec3& shear, const Vec3& n, const Vec3& vt, Real kt, Real gt, Real limit, Real dt) {
+  return springStep(shear, intoPlane(shear, n), vt, kt, gt, limit, dt);
 }
 
 // The sphere kernel's form: the projection written with the unnormalised centre line d
@@ -804,7 +809,9 @@ void Simulation::rebuildNeighbours() {
   // Merge with the previous list (both sorted by (i, j)) to keep contact history and caches.
   decltype(pairs_) pairs;
   decltype(caches_) caches;
+  decltype(pairRoll_) roll;
   pairs.reserve(found.size());
+  if (rolling_) roll.reserve(found.size());
   auto bothSpheres = [this](std::uint64_t f) {  // (a found pair, (i << 32) | j)
     return shapes_[static_cast<std::size_t>(particles_.shape[f >> 32])].isSphere &&
            shapes_[static_cast<std::size_t>(particles_.shape[f & 0xffffffffu])].isSphere;
@@ -826,6 +833,8 @@ void Simulation::rebuildNeighbours() {
       p.shear = pairs_[old].shear;
       p.touching = pairs_[old].touching;
     }
+    if (rolling_)  // (the rolling springs, like shear, follow their pairs)
+      roll.push_back(kept && old < pairRoll_.size() ? pairRoll_[old] : Vec3::Zero());
     if (!bothSpheres(f)) {
       p.cache = static_cast<int>(caches.size());
       caches.push_back(kept && pairs_[old].cache >= 0 ? caches_[static_cast<std::size_t>(pairs_[old].cache)]
@@ -833,16 +842,7 @@ void Simulation::rebuildNeighbours() {
     }
     pairs.push_back(p);
   }
-  if (rolling_) {  // (the rolling springs, like shear, follow their pairs)
-    decltype(pairRoll_) roll(pairs.size(), Vec3::Zero());
-    std::size_t o = 0;
-    for (std::size_t k = 0; k < pairs.size(); ++k) {
-      while (o < pairs_.size() && std::pair(pairs_[o].i, pairs_[o].j) < std::pair(pairs[k].i, pairs[k].j)) ++o;
-      if (o < pairs_.size() && pairs_[o].i == pairs[k].i && pairs_[o].j == pairs[k].j && o < pairRoll_.size())
-        roll[k] = pairRoll_[o];
-    }
-    pairRoll_ = std::move(roll);
-  }
+  if (rolling_) pairRoll_ = std::move(roll);
   pairs_ = std::move(pairs);
   caches_ = std::move(caches);
   partitionPairs();
@@ -985,13 +985,7 @@ Real Simulation::pairRollingInertia(std::size_t i, std::size_t j) const {
 // deceleration) and crept down slopes that μ_r should hold.
 Vec3 Simulation::rollingTorque(const PairLaw& law, const Vec3& n, const Vec3& relSpin, Real kn, Real rEff,
                                Real inertia, Real fn, Vec3& roll) const {
-  Vec3 m = roll;
-  const Real len2 = m.squaredNorm();
-  if (len2 > 0) {
-    m -= m.dot(n) * n;
-    const Real proj2 = m.squaredNorm();
-    m = proj2 > 0 ? Vec3(m * std::sqrt(len2 / proj2)) : Vec3::Zero();
-  }
+  Vec3 m = intoPlane(roll, n);
   const Vec3 wr = relSpin - relSpin.dot(n) * n;
   const Real lever = law.rollingFriction * rEff;
   const Real kr = 2.25 * lever * lever * kn;
