@@ -102,7 +102,7 @@ int jsonNesting(std::string_view text) {
 json parsePairText(std::string_view text) {
   if (jsonNesting(text) > kMaxJsonDepth)
     throw std::invalid_argument("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  return json::parse(text);
+  return io::parseJsonStrict(text);
 }
 
 json invalid(const std::string& message, const QueryOptions& q, const json& id = nullptr) {
@@ -143,7 +143,7 @@ int runBatch(std::istream& in, const std::string& baseDir, const QueryOptions& q
         out["message"] = where + out["message"].get<std::string>();
     } catch (const json::exception& e) {  // syntax errors, numbers beyond a double (1e400), ...
       out = invalid(where + "malformed JSON: " + jsonErrorText(e, true), q);
-    } catch (const std::invalid_argument& e) {  // nested too deep
+    } catch (const std::invalid_argument& e) {  // nested too deep, a duplicate key, an underflow
       out = invalid(where + "malformed JSON: " + e.what(), q);
     } catch (const std::bad_alloc&) {  // a pair too large for the memory left (the next may fit)
       out = invalid(where + "out of memory for this pair", q);
@@ -215,7 +215,7 @@ int runCommand(const char* name, const std::string& pairFile, const std::string&
   } catch (const json::exception& e) {  // syntax errors, numbers beyond a double (1e400), ...
     std::cout << jsonLine(invalid(pairFile + ": malformed JSON: " + jsonErrorText(e, false), q)) << '\n';
     return 1;
-  } catch (const std::invalid_argument& e) {  // nested too deep
+  } catch (const std::invalid_argument& e) {  // nested too deep, a duplicate key, an underflow
     std::cout << jsonLine(invalid(pairFile + ": malformed JSON: " + e.what(), q)) << '\n';
     return 1;
   }

@@ -6,6 +6,9 @@
 #include <iostream>
 #include <limits>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "proxima/io/mesh.hpp"
 #include "proxima/shapes/rock.hpp"
@@ -294,6 +297,96 @@ json toJson(const ContactResult& r) {
   o["expansions"] = r.expansions;
   o["method"] = std::string(toString(r.method));
   return o;
+}
+
+namespace {
+
+// nlohmann's DOM builder, with each value's field path tracked so that a duplicate key or an
+// underflowing number is refused by name. (sax_parse calls these members on this type: they hide the
+// base's, which they then call.)
+class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<json>;
+  explicit StrictDomBuilder(json& out) : Base(out, true) {}
+
+  bool null() { return value() && Base::null(); }
+  bool boolean(bool v) { return value() && Base::boolean(v); }
+  bool number_integer(json::number_integer_t v) { return value() && Base::number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return value() && Base::number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& text) {
+    value();
+    // A mantissa with a non-zero digit that reads as 0 underflowed (the digits before the exponent).
+    if (v == 0) {
+      const std::string mantissa = text.substr(0, text.find_first_of("eE"));
+      if (mantissa.find_first_of("123456789") != std::string::npos)
+        throw std::invalid_argument(path() + ": the number " + text +
+                                    " is too small for a double (it would read as 0)");
+    }
+    return Base::number_float(v, text);
+  }
+  bool string(json::string_t& v) { return value() && Base::string(v); }
+  bool binary(json::binary_t& v) { return value() && Base::binary(v); }
+  bool start_object(std::size_t n) {
+    value();
+    frames_.push_back({true, {}, 0, {}});
+    return Base::start_object(n);
+  }
+  bool key(json::string_t& k) {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) throw std::invalid_argument(path() + ": duplicate key");
+    return Base::key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return Base::end_object();
+  }
+  bool start_array(std::size_t n) {
+    value();
+    frames_.push_back({false, {}, 0, {}});
+    return Base::start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return Base::end_array();
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::string key;        // the current member (objects)
+    std::size_t count;      // elements begun so far (arrays)
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> frames_;
+
+  // Every value begins here: an array element advances its array's index.
+  bool value() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().count;
+    return true;
+  }
+  // "a.vertices[3]" (the top level is "(top level)").
+  [[nodiscard]] std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      if (f.object) {
+        if (!p.empty()) p += '.';
+        p += f.key;
+      } else {
+        p += '[' + std::to_string(f.count == 0 ? 0 : f.count - 1) + ']';
+      }
+    }
+    return p.empty() ? "(top level)" : p;
+  }
+};
+
+}  // namespace
+
+json parseJsonStrict(std::string_view text) {
+  json out;
+  StrictDomBuilder builder(out);
+  json::sax_parse(text, &builder);
+  return out;
 }
 
 json invalidInputJson(const std::string& message, const json& id, const std::optional<PenetrationMethod>& contactMethod) {

@@ -151,6 +151,26 @@ res = [json.loads(x) for x in out.strip().splitlines()]
 check("1e400 does not abort the batch", rc == 0 and len(res) == 3 and res[2]["status"] == "separated", (rc, err, res))
 check("1e400 names the line", res[1]["status"] == "invalid_input" and res[1]["message"].startswith("line 2:"), res[1])
 check("invalid contact result has the contact keys", CKEYS <= res[1].keys() and res[1]["depth"] is None and res[1]["contacts"] == [], res[1])
+# What nlohmann's parser accepts silently is refused by name: a key given twice (it kept the last)
+# and a number that underflows to 0 (a point polytope instead of a tetrahedron, a radius of 0).
+dup = '{"a": {"type": "sphere", "radius": 1, "radius": 2}, "b": {"type": "point"}}'
+tiny = '{"a": {"type": "sphere", "radius": 1}, "b": {"type": "polytope", "points": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, -1e-400]]}}'
+sub = '{"a": {"type": "sphere", "radius": 1}, "b": {"type": "point", "position": [0, 0, 5e-324]}}'
+zero = '{"a": {"type": "sphere", "radius": 1}, "b": {"type": "point", "position": [0.0e-400, 0, 2]}}'
+rc, out, err = run(["--batch", "-"], stdin="\n".join([dup, tiny, sub, zero, good]) + "\n", cmd="contact")
+res = [json.loads(x) for x in out.strip().splitlines()]
+check("strict JSON: one result per line", rc == 0 and len(res) == 5 and res[4]["status"] == "separated", (rc, err, res))
+check("duplicate key named", res[0]["status"] == "invalid_input" and res[0]["message"] == "line 1: malformed JSON: a.radius: duplicate key", res[0])
+check("underflow named", res[1]["status"] == "invalid_input" and res[1]["message"].startswith("line 2: malformed JSON: b.points[3][2]: the number -1e-400 is too small"), res[1])
+check("subnormal accepted", res[2]["status"] == "overlapping", res[2])
+check("zero with a big exponent accepted", res[3]["status"] == "separated", res[3])
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "dup.json")
+    with open(path, "w") as f:
+        f.write('{"a": {"type": "sphere", "radius": 1}, "b": {"type": "point"}, "a": {"type": "point"}}')
+    rc, out, _ = run([path])
+    r = json.loads(out)
+    check("duplicate top-level key in a pair file", rc == 1 and r["message"] == path + ": malformed JSON: a: duplicate key", (rc, r))
 bad = '{"a": {"type": "box", "half_extents": [1, -1, 1]}, "b": {"type": "point"}}'
 rc, out, _ = run(["--batch", "-"], stdin=good + "\n" + bad + "\n", cmd="contact")
 res = [json.loads(x) for x in out.strip().splitlines()]

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,12 @@ class MeshCache {
  private:
   std::map<std::string, Polytope> hulls_;
 };
+
+/// Parses JSON text as nlohmann::json::parse does, but refuses what it would accept silently: a key
+/// given twice in one object (nlohmann keeps the last) and a number too small for a double (1e-400
+/// would read as 0). Throws std::invalid_argument naming the field ("a.radius: duplicate key");
+/// syntax errors and numbers beyond a double throw nlohmann::json::exception as parse() does.
+nlohmann::json parseJsonStrict(std::string_view text);
 
 /// where: the field path used in error messages ("a", "b"). baseDir resolves relative mesh paths.
 Result<PlacedShape> parseShape(const nlohmann::json& j, const std::string& where, const std::string& baseDir,
