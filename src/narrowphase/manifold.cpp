@@ -345,8 +345,15 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   }
   const Core ca = coreOf(a), cb = coreOf(b);
   Poly fa, fb;
-  std::visit([&](const auto& c) { bestFace(c, dA, fa, vertexA); }, ca);
-  std::visit([&](const auto& c) { bestFace(c, dB, fb, vertexB); }, cb);
+  // (Polytopes, a polyhedral bed's every face search, without the variant's dispatch.)
+  if (const auto* pa = std::get_if<PolytopeRef>(&ca))
+    bestFace(*pa, dA, fa, vertexA);
+  else
+    std::visit([&](const auto& c) { bestFace(c, dA, fa, vertexA); }, ca);
+  if (const auto* pb = std::get_if<PolytopeRef>(&cb))
+    bestFace(*pb, dB, fb, vertexB);
+  else
+    std::visit([&](const auto& c) { bestFace(c, dB, fb, vertexB); }, cb);
   if (memo) {
     // No face found: remember each body's best alignment over all its faces (2, never skipping, for
     // other cores and for face contacts, which search every step anyway).

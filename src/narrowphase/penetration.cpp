@@ -107,10 +107,16 @@ ContactResult checkedContact(const Shape& a, const Transform& poseA, const Shape
   const bool gjkTd = options.method == PenetrationMethod::GjkTd;
   // (initialised from prvalues: no copy of the ~700-byte result)
   // (Two boxes, the separating-axis case, go straight to their instantiation: a box is its own core.)
+  // (Two polytopes, a polyhedral DEM bed's every pair, likewise: without the dispatch over every
+  // pair of cores and the two core variants it builds.)
   const Box* boxA = std::get_if<Box>(&a.geometry());
   const Box* boxB = std::get_if<Box>(&b.geometry());
+  const Polytope* polyA = std::get_if<Polytope>(&a.geometry());
+  const Polytope* polyB = std::get_if<Polytope>(&b.geometry());
   ContactResult r =
       !gjkTd ? commonPlaneContact(a, poseA, b, poseB, options.method)
+      : polyA && polyB
+          ? detail::gjkTd(detail::PolytopeRef{polyA}, poseA, detail::PolytopeRef{polyB}, poseB, options, cc, !cache)
       : boxA && boxB
           ? detail::gjkTd(*boxA, poseA, *boxB, poseB, options, cc, !cache)
           : std::visit(
