@@ -309,12 +309,12 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
   using Base = nlohmann::detail::json_sax_dom_parser<json>;
   explicit StrictDomBuilder(json& out) : Base(out, true) {}
 
-  bool null() { return value() && Base::null(); }
-  bool boolean(bool v) { return value() && Base::boolean(v); }
-  bool number_integer(json::number_integer_t v) { return value() && Base::number_integer(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return value() && Base::number_unsigned(v); }
+  bool null() { return beginValue(), Base::null(); }
+  bool boolean(bool v) { return beginValue(), Base::boolean(v); }
+  bool number_integer(json::number_integer_t v) { return beginValue(), Base::number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return beginValue(), Base::number_unsigned(v); }
   bool number_float(json::number_float_t v, const json::string_t& text) {
-    value();
+    beginValue();
     // A mantissa with a non-zero digit that reads as 0 underflowed (the digits before the exponent).
     if (v == 0) {
       const std::string mantissa = text.substr(0, text.find_first_of("eE"));
@@ -324,10 +324,10 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
     }
     return Base::number_float(v, text);
   }
-  bool string(json::string_t& v) { return value() && Base::string(v); }
-  bool binary(json::binary_t& v) { return value() && Base::binary(v); }
+  bool string(json::string_t& v) { return beginValue(), Base::string(v); }
+  bool binary(json::binary_t& v) { return beginValue(), Base::binary(v); }
   bool start_object(std::size_t n) {
-    value();
+    beginValue();
     frames_.push_back({true, {}, 0, {}});
     return Base::start_object(n);
   }
@@ -342,7 +342,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
     return Base::end_object();
   }
   bool start_array(std::size_t n) {
-    value();
+    beginValue();
     frames_.push_back({false, {}, 0, {}});
     return Base::start_array(n);
   }
@@ -361,9 +361,8 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
   std::vector<Frame> frames_;
 
   // Every value begins here: an array element advances its array's index.
-  bool value() {
+  void beginValue() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().count;
-    return true;
   }
   // "a.vertices[3]" (the top level is "(top level)").
   [[nodiscard]] std::string path() const {
