@@ -382,32 +382,41 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
   return false;
 }
 
-/// Pairs that gjkDistance runs in B's frame instead of A's: an ellipsoid (A) against a segment (B,
-/// a capsule's core, which lies on the z axis of its frame). The distance of the ellipsoid to a long
-/// segment (10 .. 40 either side of its centre) is a short vector across the segment's axis, and
-/// GJK converges to it on a flat sliver simplex (two support points at each end of the segment, the
-/// ellipsoid's points ~1e-4 apart) whose sub-algorithm resolves it only relative to the rounding
-/// of the CSO points across that axis. In the ellipsoid's frame the axis is oblique: every coordinate
-/// of the segment's end points is ~25 and carries ~3e-15 of rounding in every direction, GJK's
-/// tetrahedra stop descending ~1e-10 above the distance (no descent, three restarts that re-converge
-/// to the same floor), and a capsule's depth, its radius minus that distance, came out up to ~4
-/// tolerances (kEpaRelative x size) too shallow with the ellipsoid first, never with the capsule
-/// first (PenetrationElongated.CapsuleAgainstEllipsoid*, against an exact long-double oracle: 6 of
-/// 1 500 pairs at depths 1e-4 .. 0.1, 5 of 1 000 at 1e-8 .. 1e-4 and 3 of 1 000 at 1e-13 .. 1e-10
-/// beyond one tolerance, and 138 of the latter "separated" against 11 with the capsule first).
-/// In the segment's frame the axis is z: the large coordinates are along it, the coordinates across
-/// it are those of the ellipsoid (~1) and exact to ~1e-16, and the same iterations reach the
-/// distance to ~1e-13 (2e-2 of a tolerance), as the capsule-first order always did. The cause was
-/// the frame, not the ellipsoid first: the same ellipsoid, given to GJK as a rotated support map in a
-/// frame whose z axis is the segment's, gave the segment-first accuracy. (A bare segment given
-/// obliquely in its own frame gains little. Only this pair, where GJK's distance is a contact's
-/// depth: a capsule's cores are apart in most of its contacts. An ellipsoid first against a long
-/// cylinder apart from it has the same floor in distance(), 23 of 2 000 pairs apart by 1e-4 .. 0.1
-/// beyond one tolerance and none with the cylinder first, in a scratch sweep; their contacts
-/// overlap the cores and are answered by the expansion, and they are left as they were. Polyhedral
-/// pairs end finitely on the CSO's vertices and are not affected.)
+/// Pairs that gjkDistance runs in B's frame instead of A's: an ellipsoid (A) against a long body
+/// (B) that lies along the z axis of its frame: a segment (a capsule's core), a cylinder or a cone.
+/// The distance of the ellipsoid to a long segment (10 .. 40 either side of its centre) is a short
+/// vector across the segment's axis, and GJK converges to it on a flat sliver simplex (two support
+/// points at each end of the segment, the ellipsoid's points ~1e-4 apart) whose sub-algorithm
+/// resolves it only relative to the rounding of the CSO points across that axis. In the ellipsoid's
+/// frame the axis is oblique: every coordinate of the segment's end points is ~25 and carries ~3e-15
+/// of rounding in every direction, GJK's tetrahedra stop descending ~1e-10 above the distance (no
+/// descent, three restarts that re-converge to the same floor), and a capsule's depth, its radius
+/// minus that distance, came out up to ~4 tolerances (kEpaRelative x size) too shallow with the
+/// ellipsoid first, never with the capsule first (PenetrationElongated.CapsuleAgainstEllipsoid*,
+/// against an exact long-double oracle: 6 of 1 500 pairs at depths 1e-4 .. 0.1, 5 of 1 000 at
+/// 1e-8 .. 1e-4 and 3 of 1 000 at 1e-13 .. 1e-10 beyond one tolerance, and 138 of the latter
+/// "separated" against 11 with the capsule first). In the segment's frame the axis is z: the large
+/// coordinates are along it, the coordinates across it are those of the ellipsoid (~1) and exact to
+/// ~1e-16, and the same iterations reach the distance to ~1e-13 (2e-2 of a tolerance), as the
+/// capsule-first order always did. The cause was the frame, not the ellipsoid first: the same
+/// ellipsoid, given to GJK as a rotated support map in a frame whose z axis is the segment's, gave
+/// the segment-first accuracy. (A bare segment given obliquely in its own frame gains little.)
+/// A long cylinder or cone apart from the ellipsoid had the same floor in distance() (its support
+/// points lie at its ends, 10 .. 40 away, oblique in the ellipsoid's frame): against an exact oracle
+/// (PenetrationElongated.Ellipsoid{ApartFrom,NearlyTouching}LongCylinderOrCone*, 1 000 cylinders and
+/// 1 000 cones each), with the ellipsoid first 5 and 10 pairs apart by 1e-4 .. 0.1 were beyond one
+/// tolerance (up to 3.6), and at gaps of 1e-10 .. 1e-7 431 and 448 (up to 16.7; 27 answered
+/// "overlapping"), none with the body first (at most 0.015 and 0.127). The ellipsoid first but given
+/// in the body's frame (a scratch driver, 4 000 pairs per band) was as accurate as the body first
+/// (0.019 and 0.23 at worst): the frame again. In B's frame no pair of either test is beyond one
+/// tolerance, and the orders give the same distance. The contacts of these pairs (cores overlapping)
+/// are answered by the expansion, in A's frame from GJK's simplex mapped back: their depths stay
+/// within one tolerance in both orders, as before (validation.md §6). Polyhedral pairs end finitely
+/// on the CSO's vertices and are not affected.
 template <class SA, class SB>
-inline constexpr bool kGjkInFrameOfB = std::is_same_v<SA, Ellipsoid> && std::is_same_v<SB, Segment>;
+inline constexpr bool kGjkInFrameOfB = std::is_same_v<SA, Ellipsoid> &&
+                                       (std::is_same_v<SB, Segment> || std::is_same_v<SB, Cylinder> ||
+                                        std::is_same_v<SB, Cone>);
 
 }  // namespace detail
 
@@ -419,7 +428,11 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     // B first (detail::kGjkInFrameOfB), mapped back to (A, B): the witnesses and the simplex's support
     // points change places and the normal (A -> B) its sign; the cache keeps the (A, B) layout the
     // caller and GJK-TD read (A's points in A's frame in localA), so it is swapped on the way in and
-    // out. (No Newton normal to carry: a segment has no smooth support.)
+    // out. No Newton normal to carry: a segment, a cylinder or a cone has no smooth support (no
+    // supportHessianForm), so these are no Newton pairs in either order, the query in B's frame
+    // reads no normal from the cache and leaves hasNormal false, and GJK-TD seeds one only for
+    // rolling pairs. (A smooth B would need normalA(), which shares localA[3], rotated into the
+    // other body's frame and negated, not swapped: the static_assert keeps such a pair out.)
     static_assert(!detail::kNewtonPair<SA, SB> && !detail::kNewtonPair<SB, SA>);
     auto swapSides = [](GjkCache& c) {
       std::swap(c.hintA, c.hintB);
