@@ -1354,8 +1354,8 @@ TEST(PenetrationElongated, EllipsoidAgainstLongThinBodiesInBothOrders) {
 // Exact signed distance (long double; > 0 outside) from the point q to a cone (base radius r at
 // z = -len/2, apex at z = +len/2) or a cylinder (radius r, half-length len) at `pose`: both are solids
 // of revolution, so it is the distance from (ρ, z) to their half cross-section in the ρ-z plane.
-LD distanceToSolidOfRevolution(bool cone, Real r, Real len, const Transform& pose, const Vec3& q) {
-  const LV l = pose.rotation.cast<LD>().transpose() * (q.cast<LD>() - pose.translation.cast<LD>());
+// (The same from q's coordinates l in the body's frame: the oracle of the apart sweep below gives them.)
+LD distanceToSolidOfRevolutionLocal(bool cone, Real r, Real len, const LV& l) {
   const LD rho = std::hypot(l.x(), l.y()), z = l.z();
   auto segment = [&](LD ax, LD az, LD bx, LD bz) {
     const LD dx = bx - ax, dz = bz - az;
@@ -1372,6 +1372,10 @@ LD distanceToSolidOfRevolution(bool cone, Real r, Real len, const Transform& pos
   const bool inside = std::abs(z) <= h && rho <= R;
   const LD d = std::min({segment(R, -h, R, h), segment(0, h, R, h), segment(0, -h, R, -h)});
   return inside ? -d : d;
+}
+LD distanceToSolidOfRevolution(bool cone, Real r, Real len, const Transform& pose, const Vec3& q) {
+  const LV l = pose.rotation.cast<LD>().transpose() * (q.cast<LD>() - pose.translation.cast<LD>());
+  return distanceToSolidOfRevolutionLocal(cone, r, len, l);
 }
 
 // The same for a capsule (radius r around the segment from z = -halfLength to z = +halfLength).
@@ -1461,8 +1465,9 @@ TEST(PenetrationElongated, EllipsoidAgainstLongConeShallowOverlapInBothOrders) {
 // (the capsule's axis oblique to the axes, coordinates ~25) resolved only to ~3e-11: its two orders
 // were compared at 4 tolerances here (with PROXIMA_ELONGATED_PAIRS=6000, 5 of the 1 000 such capsule
 // pairs exceeded one, by at most 1.74). GJK now runs an ellipsoid-segment pair in the segment's frame
-// (gjk.hpp, detail::kGjkInFrameOfB), and they are compared at one tolerance like the others; the
-// capsule sweeps below check both orders against an exact oracle (validation.md §6).
+// (gjk.hpp, detail::kGjkInFrameOfB; an ellipsoid-cylinder or -cone pair in the body's frame too),
+// and they are compared at one tolerance like the others; the capsule sweeps below check both orders
+// against an exact oracle, and the sweeps after them cylinders and cones apart (validation.md §6).
 void ellipsoidAgainstLongThinBodies(std::uint64_t seed, int pairs, int kinds, Real lgDepthLow, Real lgDepthSpan) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<Real> u(0, 1);
@@ -1555,9 +1560,10 @@ LD pointEllipsoidDistance(const LV& a, const LV& p) {
   return (p - x).norm();
 }
 
-// Golden-section minimum of f over [lo, hi] (f unimodal there), to a bracket of `width`.
+// Golden-section minimum of f over [lo, hi] (f unimodal there), to a bracket of `width` (and where
+// it is taken in *at, if given).
 template <class F>
-LD goldenMinimum(F&& f, LD lo, LD hi, LD width) {
+LD goldenMinimum(F&& f, LD lo, LD hi, LD width, LD* at = nullptr) {
   const LD k = (std::sqrt(5.0L) - 1) / 2;
   LD x1 = hi - k * (hi - lo), x2 = lo + k * (hi - lo), f1 = f(x1), f2 = f(x2);
   for (int it = 0; it < 400 && hi - lo > width; ++it) {
@@ -1566,6 +1572,7 @@ LD goldenMinimum(F&& f, LD lo, LD hi, LD width) {
     else
       lo = x1, x1 = x2, f1 = f2, x2 = lo + k * (hi - lo), f2 = f(x2);
   }
+  if (at) *at = f1 < f2 ? x1 : x2;
   return std::min(f1, f2);
 }
 
@@ -1676,6 +1683,254 @@ TEST(PenetrationElongated, CapsuleAgainstEllipsoidNearTouchingBothOrders) {
   CapsuleSweepCounts n;
   capsuleAgainstEllipsoidSweep(20261212, 1000, -13, 3, n);
   printCapsuleSweep("1e-13 .. 1e-10", 1000, n);
+}
+
+// --- Ellipsoids apart from long thin cylinders and cones: distance() in both orders against an exact
+// oracle. ---
+//
+// The oracle brackets the distance between a lower and an upper bound, both in long double from the
+// double inputs, and asserts that they meet (no construction value is used):
+//  - lower: for any unit m (from the ellipsoid E towards the body B), the slab between the support
+//    planes, -h_E(m) - h_B(-m), is at most the distance (weak duality), with both support functions in
+//    closed form (B's in its frame: r |d_xy| + h |d_z| for a cylinder of half-length h, max(h d_z,
+//    r |d_xy| - h d_z) for a cone of height 2h). It is maximised over B's ring of side normals (m = -R
+//    (cos φ cos β, sin φ cos β, sin β), β the cone's half-angle, 0 for a cylinder), where it peaks
+//    when the nearest point of B lies on its side: a scan of 256 angles and golden sections.
+//  - upper: the point x of E where the best m supports it (x = D² m / |D m|) is a point of E, and its
+//    exact distance to B (distanceToSolidOfRevolutionLocal, the 2D distance in B's ρ-z half-plane) is at
+//    least the distance. At the optimum it is the nearest point of E, and off it by the angle's error
+//    the upper bound rises only quadratically.
+// Every pair asserts that the two meet within 1e-6 of the tolerance (they do to ~1e-19).
+struct LongBodyOracle {
+  LD lower, upper;
+};
+LongBodyOracle longBodyDistanceOracle(bool cone, const Vec3& radii, Real r, Real len, const Transform& pose) {
+  using LM = Eigen::Matrix<LD, 3, 3>;
+  const LV a = radii.cast<LD>(), c = pose.translation.cast<LD>();
+  const LM R = pose.rotation.cast<LD>();
+  const LD h = cone ? LD(len) / 2 : LD(len), rb = r;
+  const LD slant = std::hypot(2 * h, rb);
+  const LD cb = cone ? 2 * h / slant : 1, sb = cone ? rb / slant : 0;  // cos β, sin β
+  // (B's normal n in its frame is R^-T n outside: R is orthogonal only to ~1e-16, and with R n instead
+  // the slab would take B's length, 20 .. 80, times that tilt.)
+  const LM normalsOut = R.inverse().transpose();
+  auto towardsB = [&](LD phi) {
+    return LV(-(normalsOut * LV(std::cos(phi) * cb, std::sin(phi) * cb, sb)).normalized());
+  };
+  auto minusSlab = [&](LD phi) {  // -(-h_E(m) - h_B(-m))
+    const LV m = towardsB(phi);
+    const LV d = R.transpose() * LV(-m);  // -m in B's frame
+    const LD dxy = std::hypot(d.x(), d.y());
+    const LD hB = cone ? std::max(h * d.z(), rb * dxy - h * d.z()) : rb * dxy + h * std::abs(d.z());
+    return a.cwiseProduct(m).norm() + hB - m.dot(c);
+  };
+  constexpr int kScan = 256;
+  const LD step = 2 * std::numbers::pi_v<LD> / kScan;
+  LD best = INFINITY, bestPhi = 0;
+  for (int k = 0; k < kScan; ++k) {
+    const LD th = step * k, f = minusSlab(th);
+    if (f <= minusSlab(th - step) && f <= minusSlab(th + step)) {
+      LD at = th;
+      const LD v = goldenMinimum(minusSlab, th - step, th + step, 1e-17L, &at);
+      if (v < best) best = v, bestPhi = at;
+    }
+  }
+  const LV m = towardsB(bestPhi);
+  const LV x = a.cwiseProduct(a.cwiseProduct(m)) / a.cwiseProduct(m).norm();  // E's support point along m
+  // (B's points are R l + t: x's coordinates in B's frame by R's inverse, not its transpose, which
+  // differs from it by ~1e-16 and would move x across B's axis by ~1e-16 x 20 .. 40.)
+  return {-best, distanceToSolidOfRevolutionLocal(cone, r, len, LV(R.inverse() * (x - c)))};
+}
+
+// Non-spherical ellipsoids (radii 0.5 .. 1.5, at the origin) apart from long thin cylinders (radius
+// 0.02 .. 0.22, half-length 10 .. 40) and cones (base radius 0.02 .. 0.22, height 20 .. 80, alternating)
+// at random rotations: B's side point at angle φ and axial coordinate within the middle half of B is
+// put at `gap` (10^[lgGapLow, lgGapLow + lgGapSpan]) from E's support point along B's side normal
+// there. distance() in both orders is checked against the oracle, and the orders against each other,
+// within kEpaRelative x the CSO's size (the tolerance of the capsule sweeps above); an "overlapping"
+// answer counts as distance 0. Counts of pairs outside it go to `n` (the tests print them).
+// With the ellipsoid first GJK ran in the ellipsoid's frame, where the body's axis is oblique, and
+// stopped above the distance as it did against a capsule's core (gjk.hpp, detail::kGjkInFrameOfB).
+// Before it ran in the body's frame (1 000 cylinders, 1 000 cones per test): gaps 1e-4 .. 0.1, 5 and
+// 10 beyond one tolerance with the ellipsoid first (up to 3.6); gaps 1e-10 .. 1e-7, 431 and 448 (up
+// to 16.7; 27 answered "overlapping"); none with the body first (at most 0.015 and 0.127).
+// PROXIMA_APART_PAIRS=20000: 56 / 77 (up to 4.1) and 4 239 / 4 344 (up to 23.3). After: none in
+// either order (0.015 / 0.127 at worst; 0.024 / 0.192 with 20 000), the orders the same.
+struct ApartSweepCounts {
+  int ellipsoidFirst[2] = {0, 0}, bodyFirst[2] = {0, 0}, orders[2] = {0, 0};  // [cylinder, cone]
+  int touching[2] = {0, 0};        // "overlapping" answers: ellipsoid first, body first
+  double worst[4] = {0, 0, 0, 0};  // worst error / tolerance: ellipsoid first, body first, orders; oracle's bracket
+};
+void ellipsoidApartFromLongBodySweep(std::uint64_t seed, int pairs, Real lgGapLow, Real lgGapSpan,
+                                     ApartSweepCounts& n) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<Real> u(0, 1);
+  for (int i = 0; i < pairs; ++i) {
+    const bool cone = i % 2 == 1;
+    const Vec3 radii(0.5 + u(rng), 0.5 + u(rng), 0.5 + u(rng));
+    const Real r = 0.02 + 0.2 * u(rng), len = cone ? 20 + 60 * u(rng) : 10 + 30 * u(rng);
+    const Real half = cone ? len / 2 : len;
+    const Mat3 R = test::randomRotation(rng).toRotationMatrix();
+    const Real phi = 2 * std::numbers::pi * u(rng), zl = (u(rng) - 0.5) * half;
+    const Real gap = std::pow(10.0, lgGapLow + lgGapSpan * u(rng));
+    const Real slant = std::hypot(2 * half, r), cb = cone ? 2 * half / slant : 1, sb = cone ? r / slant : 0;
+    const Real rz = cone ? r * (half - zl) / (2 * half) : r;                 // B's radius at zl
+    const Vec3 m = -(R * Vec3(std::cos(phi) * cb, std::sin(phi) * cb, sb));  // E -> B
+    const Vec3 dd = radii.cwiseProduct(m);
+    const Vec3 touch = radii.cwiseProduct(dd) / dd.norm();
+    const Transform pose(R, Vec3(touch + gap * m - R * Vec3(rz * std::cos(phi), rz * std::sin(phi), zl)));
+    const Shape body = cone ? Shape(Cone{r, len}) : Shape(Cylinder{r, len}), ell(Ellipsoid{radii});
+    const std::string what =
+        std::string(cone ? "cone" : "cylinder") + " #" + std::to_string(i) + " gap " + std::to_string(gap);
+    const Real bound = tol::kEpaRelative * (pose.translation.norm() + std::hypot(half, r) + radii.maxCoeff());
+    const LongBodyOracle o = longBodyDistanceOracle(cone, radii, r, len, pose);
+    ASSERT_GT(o.lower, 0) << what;
+    ASSERT_LE(std::abs(o.upper - o.lower), 1e-4L * bound) << what;  // (they meet to ~1e-18)
+    n.worst[3] = std::max(n.worst[3], static_cast<double>(std::abs(o.upper - o.lower) / bound));
+    const DistanceResult ab = distance(ell, Transform(), body, pose);
+    const DistanceResult ba = distance(body, pose, ell, Transform());
+    ASSERT_TRUE(ab.status == Status::Separated || ab.status == Status::Overlapping) << what;
+    ASSERT_TRUE(ba.status == Status::Separated || ba.status == Status::Overlapping) << what;
+    n.touching[0] += ab.status == Status::Overlapping, n.touching[1] += ba.status == Status::Overlapping;
+    const Real dab = ab.status == Status::Overlapping ? 0 : ab.distance,
+               dba = ba.status == Status::Overlapping ? 0 : ba.distance;
+    const Real truth = static_cast<Real>((o.lower + o.upper) / 2);
+    const double e[3] = {std::abs(dab - truth) / bound, std::abs(dba - truth) / bound, std::abs(dab - dba) / bound};
+    int* count[3] = {&n.ellipsoidFirst[cone], &n.bodyFirst[cone], &n.orders[cone]};
+    for (int k = 0; k < 3; ++k) {
+      n.worst[k] = std::max(n.worst[k], e[k]);
+      *count[k] += e[k] > 1;
+    }
+    EXPECT_LE(e[0], 1) << what << ": ellipsoid first " << dab << ", exact " << truth;
+    EXPECT_LE(e[1], 1) << what << ": body first " << dba << ", exact " << truth;
+    EXPECT_LE(e[2], 1) << what << ": the orders " << dab << " and " << dba;
+  }
+}
+
+void printApartSweep(const char* band, int pairs, const ApartSweepCounts& n) {
+  std::printf(
+      "ellipsoid apart from long cylinder / cone, gap %s, %d pairs: beyond the tolerance (cylinders, cones): "
+      "ellipsoid first %d, %d; body first %d, %d; orders apart %d, %d; worst / tolerance %.3f, %.3f, %.3f; "
+      "\"overlapping\": %d, %d; oracle's bracket / tolerance <= %.1e\n",
+      band, pairs, n.ellipsoidFirst[0], n.ellipsoidFirst[1], n.bodyFirst[0], n.bodyFirst[1], n.orders[0], n.orders[1],
+      n.worst[0], n.worst[1], n.worst[2], n.touching[0], n.touching[1], n.worst[3]);
+}
+
+// (PROXIMA_APART_PAIRS sets another count of pairs for the two tests below, validation.md §6.)
+int elongatedPairs(int fallback) {
+  const char* env = std::getenv("PROXIMA_APART_PAIRS");
+  return env ? std::max(1, std::atoi(env)) : fallback;
+}
+
+TEST(PenetrationElongated, EllipsoidApartFromLongCylinderOrConeBothOrdersAgainstOracle) {
+  const int pairs = elongatedPairs(2000);
+  ApartSweepCounts n;
+  ellipsoidApartFromLongBodySweep(20261220, pairs, -4, 3, n);  // gap 1e-4 .. 0.1
+  printApartSweep("1e-4 .. 0.1", pairs, n);
+}
+
+TEST(PenetrationElongated, EllipsoidNearlyTouchingLongCylinderOrConeBothOrdersAgainstOracle) {
+  const int pairs = elongatedPairs(2000);
+  ApartSweepCounts n;
+  ellipsoidApartFromLongBodySweep(20261221, pairs, -10, 3, n);  // gap 1e-10 .. 1e-7
+  printApartSweep("1e-10 .. 1e-7", pairs, n);
+}
+
+// The warm start of these pairs, which GJK runs in B's frame with the cache mapped in and out
+// (gjk.hpp, detail::kGjkInFrameOfB): a cache reused across slightly moved poses must give the cold
+// answer, and keep the (A, B) layout the callers and GJK-TD read: A's support points in A's frame in
+// localA, B's in B's in localB (no Newton normal: a cylinder or cone is no smooth pair). 200 pairs
+// (cylinders and cones alternating, as in the sweeps above), 8 steps each, both orders, each with
+// its own cache: the body turns about its side point by 0.1 x gap rad about a random axis and moves
+// by 0.1 x gap. Apart by 1e-6 .. 1e-2: distance() warm against cold and against the oracle; overlapping by
+// 1e-4 .. 1e-2 (the same placement pushed in): contact() warm against cold.
+TEST(PenetrationElongated, EllipsoidAndLongCylinderOrConeWarmStartGivesTheColdAnswer) {
+  std::mt19937_64 rng(20261222);
+  std::uniform_real_distribution<Real> u(0, 1);
+  long warmIterations = 0, coldIterations = 0;
+  int queries = 0;
+  auto onBodies = [](const GjkCache& c, const Vec3& radii, bool cone, Real r, Real len, bool ellipsoidFirst) {
+    const Real h = cone ? len / 2 : len;
+    for (int i = 0; i < c.size; ++i) {
+      const Vec3& e = ellipsoidFirst ? c.localA[i] : c.localB[i];
+      const Vec3& b = ellipsoidFirst ? c.localB[i] : c.localA[i];
+      if (std::abs(e.cwiseQuotient(radii).norm() - 1) > 1e-12) return false;  // on the ellipsoid
+      const Real rz = cone ? r * (h - b.z()) / (2 * h) : r;
+      if (std::hypot(b.x(), b.y()) > rz * (1 + 1e-12) + 1e-15 || std::abs(b.z()) > h * (1 + 1e-15)) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 200; ++i) {
+    const bool cone = i % 2 == 1, apart = (i / 2) % 2 == 0;
+    const Vec3 radii(0.5 + u(rng), 0.5 + u(rng), 0.5 + u(rng));
+    const Real r = 0.02 + 0.2 * u(rng), len = cone ? 20 + 60 * u(rng) : 10 + 30 * u(rng);
+    const Real half = cone ? len / 2 : len;
+    const Mat3 R = test::randomRotation(rng).toRotationMatrix();
+    const Real phi = 2 * std::numbers::pi * u(rng), zl = (u(rng) - 0.5) * half;
+    const Real gap = apart ? std::pow(10.0, -6 + 4 * u(rng)) : std::pow(10.0, -4 + 2 * u(rng));
+    const Real slant = std::hypot(2 * half, r), cb = cone ? 2 * half / slant : 1, sb = cone ? r / slant : 0;
+    const Real rz = cone ? r * (half - zl) / (2 * half) : r;
+    const Vec3 m = -(R * Vec3(std::cos(phi) * cb, std::sin(phi) * cb, sb));
+    const Vec3 dd = radii.cwiseProduct(m);
+    const Vec3 p = radii.cwiseProduct(dd) / dd.norm() + (apart ? gap : -gap) * m;  // B's side point
+    const Vec3 local(rz * std::cos(phi), rz * std::sin(phi), zl);
+    const Shape body = cone ? Shape(Cone{r, len}) : Shape(Cylinder{r, len}), ell(Ellipsoid{radii});
+    const Real bound = tol::kEpaRelative * (p.norm() + 2 * half + radii.maxCoeff());
+    GjkCache gAB, gBA;
+    ContactCache cAB, cBA;
+    Mat3 Rk = R;
+    Vec3 pk = p;
+    for (int k = 0; k < 8; ++k) {
+      if (k > 0) {  // turn about the side point, then move it
+        Rk = Eigen::AngleAxis<Real>(0.1 * gap, test::randomRotation(rng) * Vec3::UnitX()).toRotationMatrix() * Rk;
+        pk += 0.1 * gap * (test::randomRotation(rng) * Vec3::UnitX());
+      }
+      const Transform pose(Rk, Vec3(pk - Rk * local));
+      const std::string what = std::string(cone ? "cone" : "cylinder") + " #" + std::to_string(i) + " step " +
+                               std::to_string(k) + " gap " + std::to_string(apart ? gap : -gap);
+      if (apart) {
+        const DistanceResult wab = distance(ell, Transform(), body, pose, {}, &gAB);
+        const DistanceResult wba = distance(body, pose, ell, Transform(), {}, &gBA);
+        const DistanceResult ab = distance(ell, Transform(), body, pose);
+        const DistanceResult ba = distance(body, pose, ell, Transform());
+        ASSERT_EQ(wab.status, Status::Separated) << what;
+        ASSERT_EQ(wba.status, Status::Separated) << what;
+        ASSERT_EQ(ab.status, Status::Separated) << what;
+        ASSERT_EQ(ba.status, Status::Separated) << what;
+        const LongBodyOracle o = longBodyDistanceOracle(cone, radii, r, len, pose);
+        ASSERT_LE(std::abs(o.upper - o.lower), 1e-4L * bound) << what;
+        const Real truth = static_cast<Real>((o.lower + o.upper) / 2);
+        EXPECT_NEAR(wab.distance, ab.distance, bound) << what;
+        EXPECT_NEAR(wba.distance, ba.distance, bound) << what;
+        EXPECT_NEAR(wab.distance, truth, bound) << what;
+        EXPECT_NEAR(wba.distance, truth, bound) << what;
+        EXPECT_LT((wab.normal + wba.normal).norm(), 1e-6) << what;  // (A -> B in each order)
+        EXPECT_TRUE(onBodies(gAB, radii, cone, r, len, true)) << what;
+        EXPECT_TRUE(onBodies(gBA, radii, cone, r, len, false)) << what;
+        EXPECT_FALSE(gAB.hasNormal) << what;
+        warmIterations += wab.iterations + wba.iterations, coldIterations += ab.iterations + ba.iterations;
+        queries += 2;
+      } else {
+        const ContactResult wab = contact(ell, Transform(), body, pose, {}, &cAB);
+        const ContactResult wba = contact(body, pose, ell, Transform(), {}, &cBA);
+        const ContactResult ab = contact(ell, Transform(), body, pose);
+        const ContactResult ba = contact(body, pose, ell, Transform());
+        ASSERT_EQ(wab.status, Status::Overlapping) << what;
+        ASSERT_EQ(wba.status, Status::Overlapping) << what;
+        ASSERT_EQ(ab.status, Status::Overlapping) << what;
+        ASSERT_EQ(ba.status, Status::Overlapping) << what;
+        EXPECT_NEAR(wab.depth, ab.depth, bound) << what;
+        EXPECT_NEAR(wba.depth, ba.depth, bound) << what;
+        EXPECT_NEAR(wab.depth, wba.depth, bound) << what;
+        EXPECT_TRUE(onBodies(cAB.gjk, radii, cone, r, len, true)) << what;
+        EXPECT_TRUE(onBodies(cBA.gjk, radii, cone, r, len, false)) << what;
+      }
+    }
+  }
+  std::printf(
+      "[ warm    ] ellipsoid apart from long cylinders / cones: GJK iterations per query warm %.2f, cold %.2f\n",
+      static_cast<double>(warmIterations) / queries, static_cast<double>(coldIterations) / queries);
+  EXPECT_LT(warmIterations, coldIterations);
 }
 
 }  // namespace
