@@ -423,6 +423,13 @@ TEST(ScenarioYaml, LogNormalSigmaBeyondNumbersIsNamed) {
       << low.message();
   EXPECT_TRUE(scene("{distribution: lognormal, median: 0.25, sigma: 100, min: 0.1, max: 2}").ok());
   EXPECT_TRUE(scene("{distribution: lognormal, median: 0.25, sigma: 0.3}").ok());
+  // min == max is one size, as for a uniform distribution; max < min is refused by name.
+  EXPECT_TRUE(scene("{distribution: lognormal, median: 0.25, sigma: 0.3, min: 0.5, max: 0.5}").ok());
+  EXPECT_TRUE(scene("{distribution: uniform, min: 0.5, max: 0.5}").ok());
+  auto inverted = scene("{distribution: lognormal, median: 0.25, sigma: 0.3, min: 0.5, max: 0.4}");
+  ASSERT_FALSE(inverted.ok());
+  EXPECT_NE(inverted.message().find("templates[0].size.max: must be >= min (0.5), got 0.4"), std::string::npos)
+      << inverted.message();
 }
 
 TEST(ScenarioYaml, ShapeErrorsPointAtTheirLine) {
@@ -779,6 +786,26 @@ TEST(Builder, SizeTableSharesShapes) {
     EXPECT_LE(r, 0.0005 * 1.5 * 1.006);
   }
   expectNoOverlapInside(b->sim, Vec3::Zero(), Vec3(0.05, 0.05, 0.1));
+}
+
+// A log-normal window of one size (min == max) is that size for every grain, as a uniform one is:
+// one shape, no redraws.
+TEST(Builder, LogNormalOfOneSizeGivesThatSize) {
+  for (const char* size : {"{distribution: lognormal, median: 1.0, sigma: 0.3, min: 1.25, max: 1.25}",
+                           "{distribution: uniform, min: 1.25, max: 1.25}"}) {
+    auto b = build(std::string("materials: [{name: glass, density: 2500, youngs_modulus: 1.0e7}]\n"
+                               "templates:\n"
+                               "  - {name: l, shape: {type: sphere, radius: 0.0005}, size: ") +
+                   size +
+                   "}\n"
+                   "particles:\n"
+                   "  - {template: l, count: 50, region: {min: [0, 0, 0], max: [0.05, 0.05, 0.05]}}\n"
+                   "time: {duration: 0.1}\n");
+    ASSERT_TRUE(b->result.ok()) << size << ": " << b->result.message();
+    ASSERT_EQ(b->sim.particles().size(), 50u);
+    EXPECT_EQ(b->sim.shapes().size(), 1u) << size;
+    for (const auto& s : b->sim.shapes()) EXPECT_NEAR(s.boundingRadius, 0.0005 * 1.25, 0.0005 * 0.006) << size;
+  }
 }
 
 TEST(Builder, ExampleScenariosLoadAndBuild) {

@@ -64,6 +64,8 @@ DrawnSize drawSize(const SizeDistribution& d, SeededRandom& rng) {
       Real s = 0;
       if (d.kind == K::Uniform) {
         s = rng.uniform(d.min, d.max);
+      } else if (d.min == d.max) {
+        s = d.min;  // (a window of one size: nothing to draw, as rng.uniform(min, min) gives min)
       } else {
         // Truncated log-normal: redraw outside [min, max]; clamp if the window is (nearly) empty.
         int tries = 0;

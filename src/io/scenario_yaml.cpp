@@ -459,7 +459,8 @@ dem::SizeDistribution Parser::size(const YAML::Node& n, const std::string& path)
     d.max = std::numeric_limits<Real>::infinity();
     opt(m, "min", [&](const YAML::Node& v, const std::string& p) { d.min = positive(v, p); });
     opt(m, "max", [&](const YAML::Node& v, const std::string& p) { d.max = positive(v, p); });
-    if (!(d.max > d.min)) fail(*m.find("max"), m.at("max"), "must be > min (" + num(d.min) + "), got " + num(d.max));
+    // (min == max is one size, as for uniform: the builder then draws nothing)
+    if (d.max < d.min) fail(*m.find("max"), m.at("max"), "must be >= min (" + num(d.min) + "), got " + num(d.max));
     // Draws reach median·e^(±8.5 σ) (one in ~1e17 lies beyond): without a bound on that side they
     // must stay numbers, or a grain gets size 0 or infinity and the run fails far from this field.
     const Real wide = std::exp(8.5 * d.sigma);
