@@ -249,6 +249,32 @@ struct Scene {
   }
 };
 
+/// Two spheres (r 0.01) pressed together head-on along x (overlap 1e-4), a cube (half extent 0.01)
+/// 1e-5 into a floor plane at z = 0, and a sphere touching nothing; no gravity, one step of 1e-7 s:
+/// two contacts, a particle pair and a wall contact.
+struct ContactScene {
+  dem::Simulation sim;
+  ContactScene() {
+    sim.setMaterials({glass()}, dem::ContactModel::HertzMindlin);
+    auto ball = dem::makeParticleShape("ball", Shape(Sphere{0.01}));
+    auto cube = dem::makeParticleShape("cube", Shape(Box{Vec3::Constant(0.01)}));
+    EXPECT_TRUE(ball.ok() && cube.ok());
+    const int kb = sim.addShape(ball.value()), kc = sim.addShape(cube.value());
+    sim.addParticle(kb, 0, Vec3(0.1, 0.1, 0.5), Quat::Identity());
+    sim.addParticle(kb, 0, Vec3(0.1 + 0.0199, 0.1, 0.5), Quat::Identity());
+    sim.addParticle(kc, 0, Vec3(0.3, 0.3, 0.00999), Quat::Identity());
+    sim.addParticle(kb, 0, Vec3(0.5, 0.5, 0.5), Quat::Identity());
+    dem::Wall floor;
+    floor.name = "floor";
+    sim.addWall(floor);
+    sim.options().gravity = Vec3::Zero();
+    sim.options().timeStep = 1e-7;
+    auto init = sim.initialize();
+    EXPECT_TRUE(init.ok()) << init.message();
+    sim.run(1);
+  }
+};
+
 Vec3 pointOf(const VtuArray& a, std::size_t k) { return {a.values[3 * k], a.values[3 * k + 1], a.values[3 * k + 2]}; }
 
 /// Signed volume enclosed by a triangle mesh (positive when the triangles face outwards).
@@ -467,8 +493,65 @@ TEST(OutputVtk, FrameFilesParseAndHoldWorldGeometry) {
   EXPECT_GT(side, 1.5 * 2.0) << "1.5 x the diagonal of a scene that spans more than 2 units (the mesh at z = 2)";
   EXPECT_EQ(pointOf(walls.at("Points/Points"), 5), Vec3(1, 0, 2));
 
+  // No contact in this scene: an empty contact network (no points, no cells), still a valid frame.
+  Vtu network;
+  ASSERT_TRUE(readVtu(dir / "frames/contacts_000000.vtu", network));
+  EXPECT_EQ(network.points, 0u);
+  EXPECT_EQ(network.cells, 0u);
+  EXPECT_TRUE(fs::exists(dir / "contacts.pvd"));
+
   // Files are renamed into place: no temporary is left behind.
   for (const auto& e : fs::recursive_directory_iterator(dir)) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+}
+
+// The contact network frame (force chains): one line per contact of the last step, from centre to
+// centre (to the contact point for a wall contact), carrying what Simulation::contacts() reports.
+// Two spheres pressed together head-on along x, a cube resting on the floor with a small overlap, and
+// a sphere touching nothing; no gravity, one step.
+TEST(OutputVtk, ContactNetworkFrameHoldsEveryContact) {
+  ContactScene scene;
+  const dem::Simulation& sim = scene.sim;
+  const auto contacts = sim.contacts();
+  ASSERT_EQ(contacts.size(), 2u) << "the sphere pair and the cube on the floor";
+
+  const fs::path dir = freshDir("network");
+  const Cleanup cleanup{dir};
+  io::VtkSeriesWriter writer(dir);
+  ASSERT_TRUE(writer.writeFrame(sim).ok());
+  Vtu net;
+  ASSERT_TRUE(readVtu(dir / "frames/contacts_000000.vtu", net));
+  ASSERT_EQ(net.cells, 2u);
+  ASSERT_EQ(net.points, 4u);
+  EXPECT_EQ(net.at("Cells/types").ints, (std::vector<std::int64_t>{3, 3}));
+  EXPECT_EQ(net.at("Cells/offsets").ints, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(net.at("Cells/connectivity").ints, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  const auto& P = sim.particles();
+  for (std::size_t c = 0; c < 2; ++c) {
+    const dem::ContactInfo& k = contacts[c];
+    const bool wall = k.j < 0;
+    const auto i = static_cast<std::size_t>(k.i);
+    EXPECT_EQ(pointOf(net.at("Points/Points"), 2 * c), P.position[i]);
+    EXPECT_EQ(pointOf(net.at("Points/Points"), 2 * c + 1), wall ? k.point : P.position[static_cast<std::size_t>(k.j)]);
+    EXPECT_EQ(net.at("CellData/id_i").ints[c], wall ? -1 : P.id[i]);
+    EXPECT_EQ(net.at("CellData/id_j").ints[c], wall ? P.id[i] : P.id[static_cast<std::size_t>(k.j)]);
+    EXPECT_EQ(net.at("CellData/wall").ints[c], wall ? 0 : -1);
+    EXPECT_EQ(pointOf(net.at("CellData/force"), c), k.force);
+    EXPECT_EQ(pointOf(net.at("CellData/normal"), c), k.normal);
+    EXPECT_EQ(pointOf(net.at("CellData/contact_point"), c), k.point);
+    EXPECT_EQ(net.at("CellData/overlap").values[c], k.depth);
+    // Both contacts push their bodies apart and are head-on: a positive normal part equal to |force|.
+    EXPECT_GT(net.at("CellData/normal_force").values[c], 0);
+    EXPECT_NEAR(net.at("CellData/normal_force").values[c], k.force.norm(), 1e-12 * k.force.norm());
+    EXPECT_LE(net.at("CellData/tangential_force").values[c], 1e-9 * k.force.norm());
+  }
+  // The sphere pair along +x (from the first towards the second, the force on the second along +x),
+  // the cube pushed up by the floor; overlaps as placed (one step of 1e-7 s moves nothing measurable).
+  const std::size_t pair = contacts[0].j >= 0 ? 0 : 1, onWall = 1 - pair;
+  EXPECT_NEAR(net.at("CellData/overlap").values[pair], 1e-4, 1e-9);
+  EXPECT_NEAR(net.at("CellData/overlap").values[onWall], 1e-5, 1e-9);
+  EXPECT_GT(pointOf(net.at("CellData/force"), pair).x(), 0);
+  EXPECT_GT(pointOf(net.at("CellData/force"), onWall).z(), 0);
+  EXPECT_NEAR(pointOf(net.at("CellData/contact_point"), onWall).z(), 0, 1e-5);
 }
 
 TEST(OutputVtk, Float32Option) {
@@ -505,7 +588,7 @@ TEST(OutputVtk, PvdListsFramesAndResumeDropsLaterOnes) {
     }
     EXPECT_EQ(writer.nextFrame(), 4);
   }
-  for (const char* name : {"particles", "centres", "walls"}) {
+  for (const char* name : {"particles", "centres", "walls", "contacts"}) {
     auto entries = io::readPvd(dir / (std::string(name) + ".pvd"));
     ASSERT_TRUE(entries.ok()) << entries.message();
     ASSERT_EQ(entries.value().size(), 4u) << name;
@@ -531,6 +614,8 @@ TEST(OutputVtk, PvdListsFramesAndResumeDropsLaterOnes) {
   EXPECT_EQ(io::readPvd(dir / "walls.pvd").value().size(), 2u);
   EXPECT_FALSE(fs::exists(dir / "frames/particles_000002.vtu"));
   EXPECT_FALSE(fs::exists(dir / "frames/centres_000003.vtu"));
+  EXPECT_FALSE(fs::exists(dir / "frames/contacts_000002.vtu"));
+  EXPECT_EQ(io::readPvd(dir / "contacts.pvd").value().size(), 2u);
   ASSERT_TRUE(again.writeFrame(sim).ok());
   auto entries = io::readPvd(dir / "particles.pvd").value();
   ASSERT_EQ(entries.size(), 3u);
@@ -670,6 +755,9 @@ TEST(OutputVtk, ReadableByVtkWhenAvailable) {
   const Cleanup cleanup{dir};
   io::VtkSeriesWriter writer(dir);
   ASSERT_TRUE(writer.writeFrame(scene.sim).ok());
+  ContactScene touching;  // (a second series in the same folder, for its contact network)
+  io::VtkSeriesWriter second(dir / "touching");
+  ASSERT_TRUE(second.writeFrame(touching.sim).ok());
   const fs::path script = dir / "check.py";
   std::ofstream(script)
       << "import sys, vtk\n"
@@ -687,6 +775,12 @@ TEST(OutputVtk, ReadableByVtkWhenAvailable) {
          "assert c.GetNumberOfPoints() == 3 and c.GetPointData().GetArray('orientation').GetNumberOfComponents() == 4\n"
          "w = read(d + '/frames/walls_000000.vtu')\n"
          "assert w.GetNumberOfCells() == 2 and w.GetCellType(0) == 9\n"
+         "e = read(d + '/frames/contacts_000000.vtu')\n"
+         "assert e.GetNumberOfPoints() == 0 and e.GetNumberOfCells() == 0\n"
+         "n = read(d + '/touching/frames/contacts_000000.vtu')\n"
+         "assert n.GetNumberOfCells() == 2 and n.GetCellType(0) == 3 and n.GetCellType(1) == 3\n"
+         "assert n.GetCellData().GetArray('force').GetNumberOfComponents() == 3\n"
+         "assert n.GetCellData().GetArray('normal_force').GetValue(0) > 0\n"
          "p = vtk.vtkPVDReader() if hasattr(vtk, 'vtkPVDReader') else None\n"
          "print('ok')\n";
   const std::string cmd =

@@ -187,14 +187,15 @@ std::int64_t firstBlownUp(const dem::Simulation& sim) {
 // fresh run does not leave, e.g., the walls of a different scenario in walls.pvd. Other files stay.
 void clearPreviousOutput(const fs::path& dir) {
   std::error_code ec;
-  for (const char* f : {"particles.pvd", "centres.pvd", "walls.pvd", "checkpoint.bin", "checkpoint.new.bin", "checkpoint.json",
-                        "summary.json"})
+  for (const char* f : {"particles.pvd", "centres.pvd", "walls.pvd", "contacts.pvd", "checkpoint.bin", "checkpoint.new.bin",
+                        "checkpoint.json", "summary.json"})
     fs::remove(dir / f, ec);
   if (!fs::is_directory(dir / "frames", ec)) return;
   for (const auto& e : fs::directory_iterator(dir / "frames", ec)) {
     const std::string name = e.path().filename().string();
     const bool ours = e.path().extension() == ".vtu" &&
-                      (name.rfind("particles_", 0) == 0 || name.rfind("centres_", 0) == 0 || name.rfind("walls_", 0) == 0);
+                      (name.rfind("particles_", 0) == 0 || name.rfind("centres_", 0) == 0 || name.rfind("walls_", 0) == 0 ||
+                       name.rfind("contacts_", 0) == 0);
     if (ours) fs::remove(e.path(), ec);
   }
 }

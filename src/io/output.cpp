@@ -457,7 +457,7 @@ Result<bool> writeFileAtomically(const fs::path& path, const std::function<void(
 // ---- VtkSeriesWriter ---------------------------------------------------------------------------------
 
 VtkSeriesWriter::VtkSeriesWriter(fs::path directory, std::string basename, VtkOptions options)
-    : dir_(std::move(directory)), names_{std::move(basename), "centres", "walls"}, options_(options) {
+    : dir_(std::move(directory)), names_{std::move(basename), "centres", "walls", "contacts"}, options_(options) {
   std::error_code ec;
   fs::create_directories(dir_ / "frames", ec);
   if (ec) createError_ = (dir_ / "frames").string() + ": cannot create directory: " + ec.message();
@@ -466,7 +466,7 @@ VtkSeriesWriter::VtkSeriesWriter(fs::path directory, std::string basename, VtkOp
 Result<int> VtkSeriesWriter::resume(double time) {
   if (!createError_.empty()) return Result<int>::failure(createError_);
   int last = -1;
-  for (int s = 0; s < 3; ++s) {
+  for (int s = 0; s < kSeries; ++s) {
     const fs::path pvd = dir_ / (names_[s] + ".pvd");
     series_[s].clear();
     if (!fs::exists(pvd)) continue;
@@ -506,13 +506,15 @@ Result<bool> VtkSeriesWriter::writeFrame(const dem::Simulation& sim) {
   if (!createError_.empty()) return Result<bool>::failure(createError_);
   char number[32];
   std::snprintf(number, sizeof number, "%06d", next_);
-  const bool enabled[3] = {options_.surfaces, options_.centres, options_.walls && !sim.walls().empty()};
-  for (int s = 0; s < 3; ++s) {
+  const bool enabled[kSeries] = {options_.surfaces, options_.centres, options_.walls && !sim.walls().empty(),
+                                 options_.contacts};
+  for (int s = 0; s < kSeries; ++s) {
     if (!enabled[s]) continue;
     const std::string rel = "frames/" + names_[s] + "_" + number + ".vtu";
     Result<bool> r = s == 0   ? writeSurfaces(sim, dir_ / rel)
                      : s == 1 ? writeCentres(sim, dir_ / rel)
-                              : writeWalls(sim, dir_ / rel);
+                     : s == 2 ? writeWalls(sim, dir_ / rel)
+                              : writeContacts(sim, dir_ / rel);
     if (!r) return r;
     // Re-writing a frame number (after resume) replaces its entry.
     auto& entries = series_[s];
@@ -693,6 +695,59 @@ Result<bool> VtkSeriesWriter::writeWalls(const dem::Simulation& sim, const fs::p
   arrays.push_back({kCellData, "velocity", Ty::Real, 3, nc, [&](Sink& s) {
                       for (const auto& v : wallVelocity) s.vec(v);
                     }});
+  return writeVtu(file, std::move(arrays), np, nc, sim.time(), sim.stepCount(), options_.float32);
+}
+
+// The contact network (force chains): one VTK_LINE per contact of the last step, from particle i's
+// centre to particle j's, or to the contact point for a wall contact, with the contact's force,
+// its normal and tangential parts, normal, point and overlap as cell data. (A frame with no contact
+// is an empty grid: ParaView shows nothing and the series keeps its frame numbers.)
+Result<bool> VtkSeriesWriter::writeContacts(const dem::Simulation& sim, const fs::path& file) {
+  const auto& P = sim.particles();
+  const std::vector<dem::ContactInfo> contacts = sim.contacts();
+  const std::uint64_t nc = contacts.size(), np = 2 * nc;
+  auto each = [&](auto&& put) {
+    return [&, put](Sink& s) {
+      for (const auto& c : contacts) put(s, c);
+    };
+  };
+  auto idOf = [&P](int i) { return P.id[static_cast<std::size_t>(i)]; };
+  // Force on j (on the particle for a wall contact) along the normal, which points from i (the wall)
+  // towards j (the particle): positive when the contact pushes the bodies apart.
+  auto normalPart = [](const dem::ContactInfo& c) { return c.force.dot(c.normal); };
+  std::vector<ArraySpec> arrays;
+  arrays.push_back({kPoints, "Points", Ty::Real, 3, np, each([&](Sink& s, const dem::ContactInfo& c) {
+                      s.vec(P.position[static_cast<std::size_t>(c.i)]);
+                      s.vec(c.j >= 0 ? P.position[static_cast<std::size_t>(c.j)] : c.point);
+                    })});
+  arrays.push_back({kCells, "connectivity", Ty::I64, 1, np, [&](Sink& s) {
+                      for (std::uint64_t k = 0; k < np; ++k) s.i64(static_cast<std::int64_t>(k));
+                    }});
+  arrays.push_back({kCells, "offsets", Ty::I64, 1, nc, [&](Sink& s) {
+                      for (std::uint64_t k = 1; k <= nc; ++k) s.i64(static_cast<std::int64_t>(2 * k));
+                    }});
+  arrays.push_back({kCells, "types", Ty::U8, 1, nc, [&](Sink& s) {
+                      for (std::uint64_t k = 0; k < nc; ++k) s.u8(3);  // VTK_LINE
+                    }});
+  arrays.push_back({kCellData, "id_i", Ty::I64, 1, nc, each([&](Sink& s, const dem::ContactInfo& c) {
+                      s.i64(c.j >= 0 ? idOf(c.i) : -1);
+                    })});
+  arrays.push_back({kCellData, "id_j", Ty::I64, 1, nc, each([&](Sink& s, const dem::ContactInfo& c) {
+                      s.i64(idOf(c.j >= 0 ? c.j : c.i));
+                    })});
+  arrays.push_back({kCellData, "wall", Ty::I32, 1, nc, each([&](Sink& s, const dem::ContactInfo& c) {
+                      s.i32(c.j >= 0 ? -1 : -1 - c.j);
+                    })});
+  arrays.push_back({kCellData, "force", Ty::Real, 3, nc, each([](Sink& s, const dem::ContactInfo& c) { s.vec(c.force); })});
+  arrays.push_back({kCellData, "normal_force", Ty::Real, 1, nc,
+                    each([&](Sink& s, const dem::ContactInfo& c) { s.real(normalPart(c)); })});
+  arrays.push_back({kCellData, "tangential_force", Ty::Real, 1, nc, each([&](Sink& s, const dem::ContactInfo& c) {
+                      s.real((c.force - normalPart(c) * c.normal).norm());
+                    })});
+  arrays.push_back({kCellData, "normal", Ty::Real, 3, nc, each([](Sink& s, const dem::ContactInfo& c) { s.vec(c.normal); })});
+  arrays.push_back({kCellData, "contact_point", Ty::Real, 3, nc,
+                    each([](Sink& s, const dem::ContactInfo& c) { s.vec(c.point); })});
+  arrays.push_back({kCellData, "overlap", Ty::Real, 1, nc, each([](Sink& s, const dem::ContactInfo& c) { s.real(c.depth); })});
   return writeVtu(file, std::move(arrays), np, nc, sim.time(), sim.stepCount(), options_.float32);
 }
 

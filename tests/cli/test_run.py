@@ -53,7 +53,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0, f"straight run exits 0 (got {r.returncode}: {r.stderr[-500:]})")
     check("too soft" not in r.stderr, f"no overlap warning for the stiff scenario ({r.stderr.strip()[-300:]})")
     d = os.path.join(tmp, "straight")
-    for name in ["summary.json", "timeseries.csv", "particles.pvd", "centres.pvd", "walls.pvd", "checkpoint.bin"]:
+    for name in ["summary.json", "timeseries.csv", "particles.pvd", "centres.pvd", "walls.pvd", "contacts.pvd",
+                 "checkpoint.bin"]:
         check(os.path.exists(os.path.join(d, name)), f"{name} written")
     summary = json.load(open(os.path.join(d, "summary.json")))
     check(summary.get("particles") == 190, f"190 particles in the summary (got {summary.get('particles')})")
@@ -62,6 +63,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("wall_seconds" in rows[0], "CSV carries wall time")
     frames = os.listdir(os.path.join(d, "frames"))
     check(sum(f.startswith("particles_") for f in frames) == 4, f"4 particle frames (t=0 + 3), got {sorted(frames)}")
+    check(sum(f.startswith("contacts_") for f in frames) == 4, f"4 contact-network frames, got {sorted(frames)}")
 
     # Interrupted at half time, then resumed: the same final state bit for bit.
     r1 = run([scen, "-o", "resumed", "-q", "--duration", "0.03"], tmp)

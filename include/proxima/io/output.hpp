@@ -59,6 +59,7 @@ struct VtkOptions {
   bool surfaces = true;       ///< write frames/<basename>_NNNNNN.vtu (all particle triangles)
   bool centres = true;        ///< write frames/centres_NNNNNN.vtu (one vertex per particle)
   bool walls = true;          ///< write frames/walls_NNNNNN.vtu (when the simulation has walls)
+  bool contacts = true;       ///< write frames/contacts_NNNNNN.vtu (the contact network: one line per contact)
   bool float32 = false;       ///< Float32 instead of Float64 for coordinates and real-valued arrays
 };
 
@@ -76,8 +77,9 @@ Result<bool> writePvd(const std::filesystem::path& path, const std::vector<PvdEn
 /// Writes a series of VTK XML UnstructuredGrid frames and keeps the .pvd collections current.
 ///
 /// Layout under `directory`:
-///   <basename>.pvd, centres.pvd, walls.pvd
-///   frames/<basename>_NNNNNN.vtu, frames/centres_NNNNNN.vtu, frames/walls_NNNNNN.vtu
+///   <basename>.pvd, centres.pvd, walls.pvd, contacts.pvd
+///   frames/<basename>_NNNNNN.vtu, frames/centres_NNNNNN.vtu, frames/walls_NNNNNN.vtu,
+///   frames/contacts_NNNNNN.vtu
 /// (basename defaults to "particles"; NNNNNN is the frame number, from 0). Binary data are raw
 /// appended (<AppendedData encoding="raw">) with UInt64 byte-count headers.
 class VtkSeriesWriter {
@@ -100,6 +102,7 @@ class VtkSeriesWriter {
   [[nodiscard]] const std::vector<PvdEntry>& particleEntries() const { return series_[0]; }
   [[nodiscard]] const std::vector<PvdEntry>& centreEntries() const { return series_[1]; }
   [[nodiscard]] const std::vector<PvdEntry>& wallEntries() const { return series_[2]; }
+  [[nodiscard]] const std::vector<PvdEntry>& contactEntries() const { return series_[3]; }
 
   /// The body-frame mesh of shape `shape` of `sim`, built on first use and cached per shape index
   /// (rebuilt if the shape library's size or the shape's name changes).
@@ -109,13 +112,15 @@ class VtkSeriesWriter {
   Result<bool> writeSurfaces(const dem::Simulation& sim, const std::filesystem::path& file);
   Result<bool> writeCentres(const dem::Simulation& sim, const std::filesystem::path& file);
   Result<bool> writeWalls(const dem::Simulation& sim, const std::filesystem::path& file);
+  Result<bool> writeContacts(const dem::Simulation& sim, const std::filesystem::path& file);
 
+  static constexpr int kSeries = 4;
   std::filesystem::path dir_;
-  std::string names_[3];  ///< series names: basename, "centres", "walls"
+  std::string names_[kSeries];  ///< series names: basename, "centres", "walls", "contacts"
   VtkOptions options_;
   std::string createError_;
   int next_ = 0;
-  std::vector<PvdEntry> series_[3];
+  std::vector<PvdEntry> series_[kSeries];
   std::vector<std::string> meshKeys_;  ///< shape names the cached meshes were built for
   std::vector<SurfaceMesh> meshes_;
 };
