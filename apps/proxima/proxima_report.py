@@ -452,10 +452,13 @@ def write_markdown(path, title, runs, skipped, command):
             "",
             "Large runs: open `centres.pvd` and apply *Glyph* (Glyph Type Sphere, Scale Array "
             "`bounding_radius`, Scale Factor 2, Glyph Mode All Points). *Clip* with a plane shows the inside "
-            "of the packing. More in docs/output-format.md (\"Viewing results in ParaView\").",
+            "of the packing. Force chains: open `contacts.pvd` (one line per contact) and colour by "
+            "`normal_force`; *Tube* with Vary Radius By Scalar draws the strong chains thick. More in "
+            "docs/output-format.md (\"Viewing results in ParaView\").",
             ""]
     for run in runs:
-        files = [f for f in ("particles.pvd", "walls.pvd") if os.path.isfile(os.path.join(run.folder, f))]
+        files = [f for f in ("particles.pvd", "walls.pvd", "contacts.pvd")
+                 if os.path.isfile(os.path.join(run.folder, f))]
         if files:
             text = ", ".join(md_code(os.path.join(os.path.abspath(run.folder), f)) for f in files)
         else:
