@@ -492,8 +492,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     for (int i = 0; i < 3; ++i) cc.faceA[i] = pa[face[i]], cc.faceB[i] = lb[face[i]];
     // The polytope's vertex deepest along -n: next step's apex of the warm tetrahedron.
     int apex = 0;
-    for (int i = 1; i < nv; ++i)
-      if (nLocal.dot(y[i]) < nLocal.dot(y[apex])) apex = i;
+    Real lowest = nLocal.dot(y[0]);
+    for (int i = 1; i < nv; ++i) {
+      const Real h = nLocal.dot(y[i]);
+      if (h < lowest) lowest = h, apex = i;
+    }
     cc.apexA = pa[apex], cc.apexB = lb[apex];
     cc.gjk.hintA = hintA, cc.gjk.hintB = hintB;
   };
@@ -642,6 +645,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         Real d;
       };
       Vec3 y[5], pa[5], lb[5];
+      // B's points in A's frame (R lb + t), kept: the answer's witnesses on B are these same values
+      // (same bits), not a second product.
+      Vec3 bA[5];
       // toA and the orientation test below, forced inline here only: GCC kept both as calls (seven
       // per query), and the general path, which they serve too, runs faster with them out of line.
       auto toALean = [&](const Vec3& l) __attribute__((always_inline)) -> Vec3 { return mulMat(R, l) + t; };
@@ -649,7 +655,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       for (int i = 0; i < 4; ++i) {
         pa[i] = i < 3 ? cc.faceA[i] : cc.apexA;
         lb[i] = i < 3 ? cc.faceB[i] : cc.apexB;
-        y[i] = pa[i] - toALean(lb[i]);
+        bA[i] = toALean(lb[i]);
+        y[i] = pa[i] - bA[i];
         scale2 = std::max(scale2, y[i].squaredNorm());
       }
       // The cross products first (the containment test needs no more); the unit normal and plane
@@ -705,7 +712,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       if (ok) {
         const Vec3 n = F[0].n;
         Vec3 sa, sb;
-        y[4] = csoSupport(n, sa, sb);
+        // (csoSupport's sa - toA(sb), with toA(sb) kept)
+        sa = a.support(n, hintA);
+        sb = b.support(mulMatT(R, Vec3(-n)), hintB);
+        bA[4] = toALean(sb);
+        y[4] = sa - bA[4];
         pa[4] = sa, lb[4] = sb;
         ok = finiteVec(y[4]);
         if (ok) {
@@ -758,7 +769,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
               faceBarycentrics(y[F[0].v[0]], y[F[0].v[1]], y[F[0].v[2]], F[0].n, F[0].d * F[0].n, lam);
             const LeanFace& G = F[best];
             Vec3 paF[3], pbA[3];
-            for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = toALean(lb[G.v[i]]);
+            for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = bA[G.v[i]];
             const Real d = h < 0 ? 0 : h;
             answerOnFace(Status::Overlapping, d, n, paF, pbA, lam);
             out.lowerBound = -d;
