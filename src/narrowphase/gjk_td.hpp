@@ -116,7 +116,7 @@ class ExpandingPolytope {
 
   int addVertex(const Vec3& yy, const Vec3& a, const Vec3& b) {
     if (nv >= kMaxV) return -1;
-    y[nv] = yy, pa[nv] = a, lb[nv] = b;
+    y[nv] = yy, pa[nv] = a, lb[nv] = b, onHull_[nv] = false;
     scale2 = std::max(scale2, yy.squaredNorm());
     return nv++;
   }
@@ -140,10 +140,16 @@ class ExpandingPolytope {
   int mark[kMaxV] = {};
   int markStamp = 0;
 
-  /// Vertex s repeats an earlier vertex exactly (then it cannot lie beyond any face).
+  /// Vertex s repeats an earlier vertex of the polytope exactly (then it cannot lie beyond any face:
+  /// the polytope only grows, so a point that was ever one of its vertices stays in it). Only
+  /// vertices that were on the polytope count: the blow-up of GJK's simplex adds support points it
+  /// does not use (a dropped fifth point of a flat tetrahedron, the unused one of the two supports
+  /// along a triangle's normals, rejected collinear points), which may lie outside it. A support point
+  /// repeating such an orphan was taken as a vertex, and its face accepted at a depth far from it: a
+  /// sphere whose centre lies within ~1e-15 of a box's corner got up to its radius too much depth.
   [[nodiscard]] bool duplicates(int s) const {
     for (int i = 0; i < s; ++i)
-      if (sameVec(y[i], y[s])) return true;
+      if (onHull_[i] && sameVec(y[i], y[s])) return true;
     return false;
   }
 
@@ -323,6 +329,7 @@ class ExpandingPolytope {
   struct Horizon {
     int u, v, outside;
   };
+  bool onHull_[kMaxV] = {};  ///< vertex i was a vertex of a face of the polytope (see duplicates())
   int free_[kMaxF];
   int freeCount_ = 0;
   int visible_[kMaxF];
@@ -349,6 +356,7 @@ class ExpandingPolytope {
     state_[k] = 0;
     Face& g = f[k];
     g.v[0] = a, g.v[1] = b, g.v[2] = c;
+    onHull_[a] = onHull_[b] = onHull_[c] = true;
     g.adj[0] = g.adj[1] = g.adj[2] = -1;
     g.alive = true;
     if (!facePlane(y[a], y[b], y[c], g.cross, g.crossAbs, g.n, g.d)) {
