@@ -1101,6 +1101,69 @@ TEST(PenetrationCurved, NewtonEndsAtTheMinimumOverlap) {
   std::printf("[ curved  ] %d overlapping pairs, %.1f expansions per pair\n", checked, double(expansions) / checked);
 }
 
+// A sphere whose centre lies on an ellipsoid's surface to within rounding: the cores (a point and the
+// ellipsoid) touch, the depth is the radius and the normal the surface's. GJK ended such pairs
+// "separated" at ~1e-16 and reported the direction of its witnesses' difference (two O(1) points
+// equal to rounding) as the normal, although its certifying support plane had the right one: in the
+// hunt's pair below (ellipsoid first) the normal was 36 degrees off and the cores overlapped by 0.1
+// along it; in a seeded sweep of such centres 0.3 % of the ellipsoid-first normals were off by up to
+// 2.4 rad, and 0.007 rad with the sphere first (a contact hunt, 2026-11-27). The depth was right.
+// Now the certifying direction is reported when it is clearly better (gjk.hpp, end of gjkDistance).
+// With the sphere first the answer comes from the expansion, whose normal is resolved to ~1e-5
+// (the square root of its 1e-12 depth tolerance over the curvature): that is what the bound allows.
+TEST(PenetrationCurved, SphereCentreOnAnEllipsoidSurfaceGetsItsNormal) {
+  auto surfaceNormal = [](const Vec3& radii, const Transform& pose, const Vec3& centre) {
+    const Vec3 x = pose.applyInverse(centre);
+    return pose.rotate(Vec3(x.cwiseQuotient(radii.cwiseProduct(radii)).normalized()));
+  };
+  {
+    const Vec3 radii(0.72815546843297441, 0.50272456350293138, 0.80079715142740582);
+    const Transform pe(Quat(0.70487448298081312, 0.13767818767967629, -0.68827465457173675, -0.1023458829358941),
+                       Vec3(0.76412973930538242, 0.9333850750349475, 0.50602789741175669));
+    const Transform ps = Transform::translate(Vec3(0.25298468728193868, 1.1266916906884286, -0.016057238986905142));
+    const Real r = 0.79574542853790453;
+    const Shape ell(Ellipsoid{radii}), ball(Sphere{r});
+    const Vec3 n = surfaceNormal(radii, pe, ps.translation);
+    const ContactResult c = contact(ell, pe, ball, ps);
+    ASSERT_EQ(c.status, Status::Overlapping);
+    EXPECT_NEAR(c.depth, r, 1e-14);
+    EXPECT_LT((c.normal - n).norm(), 1e-6);  // was 0.61: (-0.0316, 0.3338, -0.9421)
+    const DistanceResult d = distance(ell, pe, ball, ps);
+    EXPECT_NEAR(d.distance, -r, 1e-14);
+    if (d.normal.norm() > 0) EXPECT_LT((d.normal - n).norm(), 1e-6);
+  }
+  std::mt19937_64 rng(20261128);
+  std::uniform_real_distribution<Real> u(0, 1);
+  std::normal_distribution<Real> gauss;
+  Real worstEllFirst = 0, worstBallFirst = 0;
+  int checked = 0;
+  for (Real delta : {0.0, 1e-16, -1e-16})
+    for (int k = 0; k < 600; ++k) {
+      const Vec3 radii(0.1 + u(rng), 0.1 + u(rng), 0.1 + u(rng));
+      const Real r = (k % 2 ? 0.01 : 0.3) + 0.5 * u(rng);
+      const Shape ell(Ellipsoid{radii}), ball(Sphere{r});
+      const Transform pe(test::randomRotation(rng), Vec3(u(rng), u(rng), u(rng)));
+      const Vec3 dir = Vec3(gauss(rng), gauss(rng), gauss(rng)).normalized();
+      SupportHint hint;
+      const Vec3 onSurface = Ellipsoid{radii}.support(dir, hint);
+      const Transform ps = Transform::translate(pe.apply(Vec3(onSurface + delta * dir)));
+      const Vec3 n = pe.rotate(dir);  // the outward normal at the support point along dir
+      const ContactResult e = contact(ell, pe, ball, ps), b = contact(ball, ps, ell, pe);
+      ASSERT_EQ(e.status, Status::Overlapping) << k;
+      ASSERT_EQ(b.status, Status::Overlapping) << k;
+      const Real tol = 1e-12 * (2 + r + pe.translation.norm());
+      EXPECT_NEAR(e.depth, r - delta, tol) << k;
+      EXPECT_NEAR(b.depth, r - delta, tol) << k;
+      worstEllFirst = std::max(worstEllFirst, (e.normal - n).norm());
+      worstBallFirst = std::max(worstBallFirst, (b.normal + n).norm());
+      EXPECT_LT((e.normal - n).norm(), 3e-5) << "ellipsoid first, delta " << delta << " pair " << k;
+      EXPECT_LT((b.normal + n).norm(), 1e-4) << "sphere first, delta " << delta << " pair " << k;
+      ++checked;
+    }
+  std::printf("[ surface ] %d pairs, worst normal error: ellipsoid first %.3g, sphere first %.3g\n", checked,
+              worstEllFirst, worstBallFirst);
+}
+
 TEST(PenetrationInflated, RadiiWithoutExpansionAndWithCoreOverlap) {
   const Shape rbox(Box{Vec3(1, 1, 1)}, 0.1), cap(Capsule{0.2, 1.0});
   // Capsule lying on the rounded box, cores apart: depth = radii - core distance, 2 manifold points.

@@ -672,6 +672,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // Best certified lower bound on the distance: every support point w along -v bounds the CSO by
   // the plane v·x >= v·w (weak duality), so d >= v·w / ||v||.
   Real lower = -std::numeric_limits<Real>::infinity();
+  Vec3 lowerDir = Vec3::Zero();  // the direction whose support plane gave `lower` (the CSO on its + side)
   // On curved surfaces (quadrics, cones) GJK converges linearly and can stall in rounding with a
   // simplex whose vertices pair far-apart support points; restarting from the single support pair
   // along the current (now accurate) direction rebuilds a consistent simplex. The best simplex
@@ -713,7 +714,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     if constexpr (detail::kRollingPair<SA, SB>) {
       if (lowerK < 0 && rollingOverlap(Vec3(-dir.normalized()), w, sa, sl, k)) return out;
     }
-    lower = std::max(lower, lowerK);
+    if (lowerK > lower) lower = lowerK, lowerDir = dir;  // (a NaN leaves both)
     const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
     if constexpr (detail::kNewtonPair<SA, SB>) {
       // Newton finishes (detail::newtonDistance), and also certifies GJK's own converged iterate
@@ -884,7 +885,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
         if (const Real len = across.norm(); len > 0 && std::isfinite(len)) {
           Vec3 sa, sl;
           const Real bound = across.dot(supportPair(across, sa, sl)) / len;
-          if (bound > lower) lower = bound;  // (a NaN leaves it)
+          if (bound > lower) lower = bound, lowerDir = across;  // (a NaN leaves it)
         }
       }
     }
@@ -897,6 +898,29 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     if (touch || unproven || uncertified) {
       out.normal.setZero();  // (as for any overlap: zero when the cores touch or overlap)
       finish(Status::Overlapping, sol);
+    }
+  }
+  // A separated answer within ~1e-12 of the support points' magnitude of touching: its normal, the
+  // direction of the witnesses' difference (or of GJK's last triangle), is then a difference of
+  // O(1) points at the rounding level and can point anywhere (its error is ~1e-16 x size /
+  // distance), while the support plane that certified the lower bound is accurate. A sphere's centre
+  // (a point core) within ~1e-16 of an ellipsoid's surface ended "separated" at 1e-16 with a normal
+  // 36 degrees off, along which the cores overlap by 0.1 (GJK's simplex points lie ~1e-8 from the
+  // origin, so the touch test above, scaled by them, did not apply); contact() gave the right depth
+  // along that normal (a contact hunt, 2026-11-27). The certifying direction replaces the reported
+  // one when its support plane is better by more than the rounding of the support points (one more
+  // support pair, for such pairs only).
+  if (out.status == Status::Separated && lower > 0 && lowerDir.squaredNorm() > 0) {
+    Real psize2 = 0;
+    for (int i = 0; i < n; ++i) psize2 = std::max(psize2, std::max(pa[i].squaredNorm(), (pa[i] - y[i]).squaredNorm()));
+    const Real psize = std::sqrt(psize2);
+    // (At such distances the witnesses stay consistent with the new normal to ~2e-12 x size.)
+    if (!(out.distance > 1e-12 * psize)) {
+      const Vec3 reported = poseA.rotateInverse(out.normal);
+      Vec3 sa, sl;
+      // (the plane along -reported, GJK's direction for that normal)
+      const Real sepReported = -reported.dot(supportPair(Vec3(-reported), sa, sl));
+      if (lower - sepReported > tol::kGjkRestartGap * psize) out.normal = poseA.rotate(Vec3(-lowerDir.normalized()));
     }
   }
   // (clipped at the reported distance: at convergence the two agree to the last bit or so)
