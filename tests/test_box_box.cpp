@@ -1,5 +1,6 @@
 // White-box test of the box-box separating-axis test (src/narrowphase/box_box.hpp): the SSE2 search
-// must give the scalar reference search's bits on every input, including the degenerate ones
+// and, where the CPU has AVX2, the AVX2 form with its relative pose must give the scalar reference
+// search's bits (and relativePose's) on every input, including the degenerate ones
 // (aligned and nearly aligned boxes, flat plates and needles, touching and separated pairs, NaN).
 // The public behaviour (depth and normal against a long-double oracle) is in test_penetration.cpp.
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ TEST(BoxBoxSat, SimdSearchGivesTheScalarBits) {
 #endif
   std::mt19937_64 rng(2026);
   std::uniform_real_distribution<Real> u(-1, 1), s(0.05, 1.5), lg(-12, 0);
-  int answered = 0, refused = 0, edges = 0;
+  int answered = 0, refused = 0, edges = 0, wideAnswered = 0;
   for (int k = 0; k < 200000; ++k) {
     const int family = k % 8;
     Vec3 ha(s(rng), s(rng), s(rng)), hb(s(rng), s(rng), s(rng));
@@ -47,6 +48,27 @@ TEST(BoxBoxSat, SimdSearchGivesTheScalarBits) {
     const bool okSimd = detail::boxBoxSat<true>(ha, hb, r, t, simd);
     const bool okScalar = detail::boxBoxSat<false>(ha, hb, r, t, scalar);
     ASSERT_EQ(okSimd, okScalar) << k << " family " << family;
+#if defined(PROXIMA_BOX_SEARCH_AVX2)
+    // The AVX2 form, relative pose included, where the CPU runs it.
+    if (detail::boxsat::useAvx2Search()) {
+      Mat3 r4;
+      Vec3 t4;
+      detail::boxsat::Search sr;
+      detail::boxsat::relativePoseSearchAvx2(ta, tb, ha, hb, r4, t4, sr);
+      ASSERT_EQ(std::memcmp(r4.data(), r.data(), sizeof(Real) * 9), 0) << k << " family " << family;
+      ASSERT_TRUE(sameBits(t4, t)) << k << " family " << family;
+      detail::BoxBoxSat wide;
+      const bool okWide = detail::boxBoxSatFrom(sr, ha, hb, r4, t4, wide);
+      ASSERT_EQ(okWide, okScalar) << k << " family " << family;
+      if (okWide) {
+        ++wideAnswered;
+        ASSERT_EQ(std::memcmp(&wide.depth, &scalar.depth, sizeof(Real)), 0) << k << " family " << family;
+        ASSERT_TRUE(sameBits(wide.normal, scalar.normal)) << k << " family " << family;
+        ASSERT_TRUE(sameBits(wide.za, scalar.za)) << k << " family " << family;
+        ASSERT_TRUE(sameBits(wide.zb, scalar.zb)) << k << " family " << family;
+      }
+    }
+#endif
     if (!okSimd) {
       ++refused;
       continue;
@@ -58,8 +80,9 @@ TEST(BoxBoxSat, SimdSearchGivesTheScalarBits) {
     ASSERT_TRUE(sameBits(simd.za, scalar.za)) << k << " family " << family;
     ASSERT_TRUE(sameBits(simd.zb, scalar.zb)) << k << " family " << family;
   }
-  std::printf("[ box-box SAT ] %d answered (%d not along A's face normals), %d left to the general path\n",
-              answered, edges, refused);
+  std::printf("[ box-box SAT ] %d answered (%d not along A's face normals), %d left to the general path; AVX2 form "
+              "%s (%d answered)\n",
+              answered, edges, refused, wideAnswered > 0 ? "compared" : "not run", wideAnswered);
   EXPECT_GT(answered, 20000);
   EXPECT_GT(refused, 20000);
 }

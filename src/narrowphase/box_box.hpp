@@ -144,13 +144,15 @@ inline bool clipToFace(const Vec3& h, int k, const Real* nr, const Vec3& c, cons
 /// The separating-axis search's outcome: whether an axis separates (or touches), the first minimum
 /// among the six face overlaps (A's faces 0-2, B's 3-5), and the edge axes e = 3i + j (e_i x r_j)
 /// whose overlap may be below it: a superset of the edges that beat the faces, found without a
-/// square root (ov² < faceBest² |l|²); eov / elen2 hold their ov and |l|² (see boxBoxSat).
+/// square root (ov² < faceBest² |l|²); eov / elen2 hold their ov and |l|² at slot(e) (see boxBoxSat).
 struct Search {
   bool separated = false;
   int fi = 0;
   Real faceBest = 0;
   unsigned loose = 0;
-  Real eov[9], elen2[9];
+  /// Column-major: edge e = 3i + j at 4j + i, so that a column j's overlaps over i are one 4-wide store.
+  static constexpr int slot(int e) { return 4 * (e % 3) + e / 3; }
+  Real eov[12], elen2[12];
 };
 
 /// The search in plain scalars: the reference (and the build without SSE2).
@@ -200,7 +202,7 @@ inline void searchScalar(const Vec3& ha, const Vec3& hb, const Mat3& r, const Ve
       const bool isAxis = len2 > 1e-280;
       separated |= isAxis & !(o > 0);
       s.loose |= static_cast<unsigned>(isAxis & (o * o < fb2 * len2)) << e;
-      s.eov[e] = o, s.elen2[e] = len2;
+      s.eov[Search::slot(e)] = o, s.elen2[Search::slot(e)] = len2;
     }
   }
   s.separated = separated;
@@ -308,36 +310,42 @@ inline void searchScalar(const Vec3& ha, const Vec3& hb, const Mat3& r, const Ve
   s.separated = faceOk != 63 || _mm_movemask_pd(bad) != 0 || badZ != 0;
   s.loose = loose;
   if (loose) {
-    for (int j = 0; j < 3; ++j) {
-      _mm_storel_pd(&s.eov[j], o[j]), _mm_storeh_pd(&s.eov[3 + j], o[j]);
-      _mm_storel_pd(&s.elen2[j], len2[j]), _mm_storeh_pd(&s.elen2[3 + j], len2[j]);
-    }
-    _mm_storeu_pd(&s.eov[6], o2), _mm_store_sd(&s.eov[8], oz);
-    _mm_storeu_pd(&s.elen2[6], len2r), _mm_store_sd(&s.elen2[8], len2z);
+    for (int j = 0; j < 3; ++j) _mm_storeu_pd(&s.eov[4 * j], o[j]), _mm_storeu_pd(&s.elen2[4 * j], len2[j]);
+    _mm_storel_pd(&s.eov[2], o2), _mm_storeh_pd(&s.eov[6], o2), _mm_store_sd(&s.eov[10], oz);
+    _mm_storel_pd(&s.elen2[2], len2r), _mm_storeh_pd(&s.elen2[6], len2r), _mm_store_sd(&s.elen2[10], len2z);
   }
+}
+#endif
+
+// The 4-wide form (box_box.cpp): x86 builds without FMA contraction, where its sums and products round
+// as the SSE2 search's do (with FMA the inline forms contract differently; such builds keep them).
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__SSE2__) && !defined(__FMA__)
+#define PROXIMA_BOX_SEARCH_AVX2 1
+/// relativePose(a, b, r, t), then the search, with AVX2 (no FMA): lanes 0-2 of a 256-bit register
+/// hold a column or a row, so the search runs on three columns at once with the relative pose kept in
+/// registers (r and t are stored for the witnesses and for GJK). The same bits as relativePose and
+/// searchSse2, lane by lane the same operations in the same order (the tests compare them). For CPUs
+/// with AVX2 (useAvx2Search()): the SSE2 form spilled its operands (16 registers of 2 doubles), and
+/// with relativePose it ran ~620 instructions per query, ~45 % of a box-box contact query; this one ~300.
+void relativePoseSearchAvx2(const Transform& a, const Transform& b, const Vec3& ha, const Vec3& hb, Mat3& r, Vec3& t,
+                            Search& s);
+bool cpuHasAvx2();
+inline bool useAvx2Search() {
+  static const bool yes = cpuHasAvx2();
+  return yes;
 }
 #endif
 
 }  // namespace boxsat
 
-/// SAT penetration of box A (half extents ha) and box B (hb), B's pose relative to A given by rotation
-/// r (columns: B's axes in A's frame) and centre t. False when an axis separates or touches, or when
-/// the witness geometry cannot be built (see the file comment). kSimd: the SSE2 search where the
-/// build has SSE2 (same bits as the scalar one without FMA contraction; tests compare the two).
+/// boxBoxSat (below) after its search sr, which may come from any of the search's forms (the same bits).
 ///
 /// All 15 overlaps are computed first, with one separation test after them (the early return per
 /// axis mispredicted on random rotations), then the face minimum, then the edges that beat it, in
 /// squared form (no square root but the winner's). Two edge axes within rounding of each other are
 /// ranked by (ov / |l|²) · ov instead of against the rounded running best.
-template <bool kSimd = true>
-[[gnu::always_inline]] inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, BoxBoxSat& out) {
-  boxsat::Search sr;
-#if defined(__SSE2__)
-  if constexpr (kSimd)
-    boxsat::searchSse2(ha, hb, r, t, sr);
-  else
-#endif
-    boxsat::searchScalar(ha, hb, r, t, sr);
+[[gnu::always_inline]] inline bool boxBoxSatFrom(const boxsat::Search& sr, const Vec3& ha, const Vec3& hb, const Mat3& r,
+                                                 const Vec3& t, BoxBoxSat& out) {
   if (sr.separated) return false;
   const int fi = sr.fi;
   const Real faceBest = sr.faceBest;
@@ -356,7 +364,8 @@ template <bool kSimd = true>
       const Real b2 = bound * bound;
       for (unsigned rest = sr.loose; rest; rest &= rest - 1) {
         const int e = std::countr_zero(rest);
-        beat |= static_cast<unsigned>(sr.eov[e] * sr.eov[e] < b2 * sr.elen2[e]) << e;
+        const int k = boxsat::Search::slot(e);
+        beat |= static_cast<unsigned>(sr.eov[k] * sr.eov[k] < b2 * sr.elen2[k]) << e;
       }
     }
   }
@@ -366,10 +375,11 @@ template <bool kSimd = true>
   if (beat) {
     be = std::countr_zero(beat);
     if (unsigned rest = beat & (beat - 1)) {
-      Real bestQ = (eov[be] / elen2[be]) * eov[be];
+      const int k = boxsat::Search::slot(be);
+      Real bestQ = (eov[k] / elen2[k]) * eov[k];
       for (; rest; rest &= rest - 1) {
-        const int e = std::countr_zero(rest);
-        const Real q = (eov[e] / elen2[e]) * eov[e];
+        const int e = std::countr_zero(rest), m = boxsat::Search::slot(e);
+        const Real q = (eov[m] / elen2[m]) * eov[m];
         if (q < bestQ) bestQ = q, be = e;
       }
     }
@@ -385,8 +395,9 @@ template <bool kSimd = true>
   if (edgeWins) {
     kind = 2, bi = ei, bj = ej;
     const int i1 = bi == 2 ? 0 : bi + 1, i2 = bi == 0 ? 2 : bi - 1;
-    const Real len = std::sqrt(elen2[be]);
-    depth = eov[be] / len;
+    const int k = boxsat::Search::slot(be);
+    const Real len = std::sqrt(elen2[k]);
+    depth = eov[k] / len;
     const Real c1 = -r(i2, bj) / len, c2 = r(i1, bj) / len;
     a0 = i1 == 0 ? c1 : i2 == 0 ? c2 : 0, a1 = i1 == 1 ? c1 : i2 == 1 ? c2 : 0, a2 = i1 == 2 ? c1 : i2 == 2 ? c2 : 0;
   } else if (fi < 3) {
@@ -451,6 +462,44 @@ template <bool kSimd = true>
   out.za = Vec3(bi == 0 ? sc : pa[0], bi == 1 ? sc : pa[1], bi == 2 ? sc : pa[2]);
   out.zb = pb + std::clamp(u, -hb[bj], hb[bj]) * db;
   return true;
+}
+
+/// SAT penetration of box A (half extents ha) and box B (hb), B's pose relative to A given by rotation
+/// r (columns: B's axes in A's frame) and centre t. False when an axis separates or touches, or when
+/// the witness geometry cannot be built (see the file comment). kSimd: the SSE2 search where the
+/// build has SSE2 (same bits as the scalar one without FMA contraction; tests compare the two).
+template <bool kSimd = true>
+[[gnu::always_inline]] inline bool boxBoxSat(const Vec3& ha, const Vec3& hb, const Mat3& r, const Vec3& t, BoxBoxSat& out) {
+  boxsat::Search sr;
+#if defined(__SSE2__)
+  if constexpr (kSimd)
+    boxsat::searchSse2(ha, hb, r, t, sr);
+  else
+#endif
+    boxsat::searchScalar(ha, hb, r, t, sr);
+  return boxBoxSatFrom(sr, ha, hb, r, t, out);
+}
+
+/// relativePose(a, b, r, t), then, if `sat`, boxBoxSat on it (the default form): with the AVX2 search
+/// where the CPU has it, which computes the relative pose with it.
+[[gnu::always_inline]] inline bool relativePoseBoxBoxSat(const Transform& a, const Transform& b, const Vec3& ha,
+                                                         const Vec3& hb, bool sat, Mat3& r, Vec3& t, BoxBoxSat& out) {
+  boxsat::Search sr;
+#if defined(PROXIMA_BOX_SEARCH_AVX2)
+  if (sat && boxsat::useAvx2Search()) {
+    boxsat::relativePoseSearchAvx2(a, b, ha, hb, r, t, sr);
+  } else
+#endif
+  {
+    relativePose(a, b, r, t);
+    if (!sat) return false;
+#if defined(__SSE2__)
+    boxsat::searchSse2(ha, hb, r, t, sr);
+#else
+    boxsat::searchScalar(ha, hb, r, t, sr);
+#endif
+  }
+  return boxBoxSatFrom(sr, ha, hb, r, t, out);
 }
 
 }  // namespace proxima::detail

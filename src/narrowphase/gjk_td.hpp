@@ -396,10 +396,16 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   ContactResult out;
   out.method = PenetrationMethod::GjkTd;
 
-  // B relative to A, exactly as GJK computes it.
+  // B relative to A, exactly as GJK computes it. (Two boxes: with the separating-axis search, which the
+  // AVX2 form runs on the relative pose in registers; the answer is written below.)
   Mat3 R;
   Vec3 t;
-  relativePose(poseA, poseB, R, t);
+  [[maybe_unused]] BoxBoxSat sat;
+  [[maybe_unused]] bool satAnswered = false;
+  if constexpr (std::is_same_v<SA, Box> && std::is_same_v<SB, Box>)
+    satAnswered = relativePoseBoxBoxSat(poseA, poseB, a.halfExtents, b.halfExtents, opt.boxBoxSat, R, t, sat);
+  else
+    relativePose(poseA, poseB, R, t);
   // A one-point overlap answer: depth along nLocal, witnesses za on A and zb on B (all in A's frame).
   auto answerOnePoint = [&](Real depth, const Vec3& nLocal, const Vec3& za, const Vec3& zb) {
     out.status = Status::Overlapping;
@@ -446,8 +452,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
 
   // Two overlapping boxes: the separating-axis minimum is the depth (box_box.hpp), no polytope.
   if constexpr (std::is_same_v<SA, Box> && std::is_same_v<SB, Box>) {
-    BoxBoxSat sat;
-    if (opt.boxBoxSat && boxBoxSat(a.halfExtents, b.halfExtents, R, t, sat)) {
+    if (satAnswered) {
       answerOnePoint(sat.depth, sat.normal, sat.za, sat.zb);
       cc.hasFace = false;
       cc.supportVertexA = cc.supportVertexB = -1;
