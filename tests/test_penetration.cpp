@@ -1130,7 +1130,9 @@ TEST(PenetrationCurved, SphereCentreOnAnEllipsoidSurfaceGetsItsNormal) {
     EXPECT_LT((c.normal - n).norm(), 1e-6);  // was 0.61: (-0.0316, 0.3338, -0.9421)
     const DistanceResult d = distance(ell, pe, ball, ps);
     EXPECT_NEAR(d.distance, -r, 1e-14);
-    if (d.normal.norm() > 0) EXPECT_LT((d.normal - n).norm(), 1e-6);
+    if (d.normal.norm() > 0) {
+      EXPECT_LT((d.normal - n).norm(), 1e-6);
+    }
   }
   std::mt19937_64 rng(20261128);
   std::uniform_real_distribution<Real> u(0, 1);
@@ -1782,8 +1784,9 @@ void capsuleAgainstEllipsoidSweep(std::uint64_t seed, int pairs, Real lgDepthLow
     const CapsuleOracle o = capsuleEllipsoidOracle(radii, r, half, pose);
     const std::string what = "pair #" + std::to_string(i) + " depth0 " + std::to_string(depth0);
     ASSERT_TRUE(o.circleIsGlobal) << what;
-    if (!std::isnan(o.coreDistance))  // (the two routes of the oracle)
+    if (!std::isnan(o.coreDistance)) {  // (the two routes of the oracle)
       ASSERT_NEAR(static_cast<double>(r - o.coreDistance), static_cast<double>(o.depth), 1e-16) << what;
+    }
     const ContactResult ab = contact(ell, Transform(), cap, pose);
     const ContactResult ba = contact(cap, pose, ell, Transform());
     ASSERT_TRUE(ab.status == Status::Overlapping || ab.status == Status::Separated) << what;
