@@ -620,11 +620,13 @@ TEST(PenetrationWarmStart, HotFieldsOfTheCacheLieInItsFirstLines) {
   for (const std::size_t end : {at(&c.hasFace) + sizeof c.hasFace, at(&c.faceSize) + sizeof c.faceSize,
                                 at(&c.supportVertexB) + sizeof c.supportVertexB, at(&c.normalLocalA) + sizeof(Vec3),
                                 at(&c.faceB[2]) + sizeof(Vec3), at(&c.apexB) + sizeof(Vec3),
-                                at(&c.manifold) + sizeof c.manifold, at(&c.gjk.hintB) + sizeof c.gjk.hintB,
+                                at(&c.manifold) + sizeof c.manifold, at(&c.memoB) + sizeof c.memoB,
+                                at(&c.gjk.hintB) + sizeof c.gjk.hintB,
                                 at(&c.gjk.pairKey) + sizeof c.gjk.pairKey})
     EXPECT_LE(end, hot);
-  EXPECT_GE(at(&c.gjk.valid), hot - 8);  // (the hot part is dense: nothing left over to move in)
-  EXPECT_GE(at(&c.gjk.localA), hot);
+  // (the hot part is dense: GJK's flags and the start of its simplex share its last line)
+  EXPECT_GE(at(&c.gjk.valid), hot - 16);
+  EXPECT_GE(at(&c.gjk.localA), hot - 8);
   EXPECT_GE(at(&c.ringA), hot);
 }
 
@@ -923,9 +925,10 @@ TEST(PenetrationWarmStart, WithoutTheSimplexEverythingElseIsTheSame) {
   EXPECT_GT(faces, 300);  // face answers (the option's case) were exercised
 }
 
-// The manifold memo (ContactCache::manifold) only skips face searches that would find no face: at
-// every step the manifold is the same, bit for bit, as with the memo cleared before the call (which
-// makes the search run). Families: random rock pairs in slowly turning vertex and edge contacts
+// The manifold memo (ContactCache::manifold) only skips face searches that would find no face, and
+// reuses a polytope's best triangle only where the search would pick it again: at every step the
+// manifold is the same, bit for bit, as with the memo cleared before the call (which makes the
+// searches run). Families: random rock pairs in slowly turning vertex and edge contacts
 // (where the memo skips), a box against a rock (boxes: never skipped), rock and tetrahedron pairs
 // whose B turns by 0.3-1.2 rad per step (the normal jumps between edge and face contacts: a bound
 // twice too loose skips searches that would have found the new face, and fails here), and a cube
@@ -933,7 +936,7 @@ TEST(PenetrationWarmStart, WithoutTheSimplexEverythingElseIsTheSame) {
 TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
   std::mt19937_64 rng(71);
   std::uniform_real_distribution<Real> u(-1, 1);
-  long steps = 0, skipped = 0, faceSteps = 0, crossings = 0;
+  long steps = 0, skipped = 0, faceSteps = 0, crossings = 0, trianglesReused = 0;
   auto compare = [&](const Shape& a, const Transform& pa, const Shape& b, const Transform& pb, ContactCache& cache,
                      const std::string& where) {
     ContactCache cleared = cache;
@@ -952,6 +955,9 @@ TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
     skipped += before.alignA <= 1 && cache.manifold.directionA == before.directionA &&
                cache.manifold.alignA == before.alignA && r1.status == Status::Overlapping;
     faceSteps += r1.contactCount >= 2;
+    // A polytope's triangle search taken from its memo (the same memo, about the same direction).
+    trianglesReused += before.alignA > 1 && before.faceA.radius > 0 && cache.manifold.faceA.radius == before.faceA.radius &&
+                       cache.manifold.directionA == before.directionA && r1.contactCount >= 2;
   };
   for (int pair = 0; pair < 40; ++pair) {
     const bool box = pair % 4 == 0;
@@ -1021,10 +1027,11 @@ TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
       lastCount = count;
     }
   }
-  std::printf("[ memo ] %ld steps, %ld searches skipped, %ld multi-point manifolds, %ld edge-to-face crossings\n", steps,
-              skipped, faceSteps, crossings);
+  std::printf("[ memo ] %ld steps, %ld searches skipped, %ld multi-point manifolds (%ld with A's triangle remembered), "
+              "%ld edge-to-face crossings\n", steps, skipped, faceSteps, trianglesReused, crossings);
   EXPECT_GT(skipped, 1000);       // the memo was exercised (vertex-face contacts search every step)
   EXPECT_GT(faceSteps, 1000);     // and face contacts were compared
+  EXPECT_GT(trianglesReused, 500);  // with their triangle searches remembered
   EXPECT_EQ(crossings, 3);        // each tilt rate crossed the threshold once
 }
 

@@ -191,6 +191,79 @@ TEST(Support, BruteForceIsTheFirstMaximiserAndClimbingAgrees) {
   EXPECT_GT(ties, 0);  // the cube's axis directions tie four vertices: the first must win
 }
 
+// A remembered support search (SupportMemo, GJK-TD's lean warm face) returns exactly the vertex the
+// full scan returns, along walks of directions turning by 1e-12 to 0.3 per step: rocks of 24 points,
+// a cube (four-vertex ties along its face normals), the cube far from the origin, a needle, a flat
+// polygon, input with duplicate points, an icosphere of 42 vertices. The memo must answer most of the
+// rocks' small steps (else it is never used; a direction along which more than six vertices tie, as
+// the flat polygon's normal, is not remembered); a NaN direction gets the scan's answer, a damaged
+// memo one of the polytope's vertices.
+TEST(Support, RememberedSearchGivesTheScanVertex) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  std::vector<std::pair<std::string, Polytope>> hulls;
+  for (int k = 0; k < 6; ++k) {
+    std::vector<Vec3> c(24);
+    for (auto& q : c) q = Vec3(u(rng), 0.7 * u(rng), 0.5 * u(rng));
+    hulls.emplace_back("rock " + std::to_string(k), poly(c));
+  }
+  std::vector<Vec3> cube, far, needle, flat, dup;
+  for (int i = 0; i < 8; ++i) cube.emplace_back(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
+  for (const Vec3& q : cube) far.push_back(q + Vec3(1e6, -2e6, 3e5));
+  for (int i = 0; i < 12; ++i) needle.emplace_back(1e-4 * std::cos(i), 1e-4 * std::sin(i), i % 2 ? 10.0 : -10.0);
+  for (int k = 0; k < 20; ++k) flat.emplace_back(std::cos(k * kPi / 10), std::sin(k * kPi / 10), 0.0);
+  for (int k = 0; k < 3; ++k)
+    for (const Vec3& q : cube) dup.push_back(q);
+  hulls.emplace_back("cube", poly(cube));
+  hulls.emplace_back("far cube", poly(far));
+  hulls.emplace_back("needle", poly(needle));
+  hulls.emplace_back("flat", poly(flat));
+  hulls.emplace_back("duplicates", poly(dup));
+  hulls.emplace_back("icosphere 42", poly(icosphere(1)));
+  long remembered = 0, small = 0;
+  for (const auto& [name, p] : hulls) {
+    ASSERT_LT(p.vertexCount(), tol::kHillClimbMinVertices) << name;
+    for (const Real step : {1e-12, 1e-6, 1e-3, 0.03, 0.3}) {
+      for (int walk = 0; walk < 20; ++walk) {
+        // Start on a random direction or, every other walk, exactly on an axis (the cube's ties).
+        Vec3 d = walk % 2 ? Vec3(u(rng), u(rng), u(rng)).normalized() : Vec3::Unit(walk / 2 % 3) * (walk % 4 ? -1 : 1);
+        SupportMemo memo;
+        SupportHint hint;
+        for (int q = 0; q < 30; ++q) {
+          const SupportMemo before = memo;
+          const Vec3 got = p.supportRemembered(d, hint, memo);
+          SupportHint brute{-1, SupportMode::BruteForce};
+          const Vec3 want = p.support(d, brute);
+          ASSERT_EQ(hint.vertex, brute.vertex) << name << " step " << step << " walk " << walk << " query " << q;
+          ASSERT_EQ(got, want) << name;
+          const bool kept = q > 0 && before.radius > 0 && memo.radius == before.radius &&
+                            std::equal(memo.centre, memo.centre + 3, before.centre);
+          // (unit walks at 1e-6: 1e-12 steps can keep the float centre through a new search)
+          if (step == 1e-6 && walk % 4 != 0 && q > 0 && name.starts_with("rock")) ++small, remembered += kept;
+          d = (d + step * Vec3(u(rng), u(rng), u(rng))).normalized();
+          if (walk % 4 == 0 && q % 3 == 0) d *= 3;  // (not always unit)
+        }
+      }
+    }
+    // NaN: the scan's vertex 0, nothing remembered.
+    SupportMemo memo;
+    SupportHint hint;
+    const Real nan = std::numeric_limits<Real>::quiet_NaN();
+    (void)p.supportRemembered(Vec3(nan, 1, 0), hint, memo);
+    EXPECT_EQ(hint.vertex, 0) << name;
+    EXPECT_EQ(memo.radius, 0) << name;
+    // A damaged memo (candidates out of range, a count too large): still one of the polytope's
+    // vertices (indices are clamped), no read outside it.
+    SupportMemo bad;
+    bad.radius = 10, bad.count = 200, bad.candidate[0] = 250, bad.candidate[1] = 200;
+    SupportHint h1;
+    const Vec3 got = p.supportRemembered(Vec3(0.3, -0.5, 0.8), h1, bad);
+    ASSERT_TRUE(h1.vertex >= 0 && h1.vertex < p.vertexCount()) << name;
+    EXPECT_EQ(got, p.vertices()[static_cast<std::size_t>(h1.vertex)]) << name;
+  }
+  EXPECT_GT(remembered, small * 19 / 20) << remembered << " of " << small << " small steps answered from the memo";
+}
+
 TEST(Support, ShapesReturnMaximisers) {
   // For each shape the support point must maximise d·x over dense samples of the shape's surface.
   std::mt19937_64 rng(6);

@@ -1836,7 +1836,7 @@ std::uint64_t Simulation::layoutStamp() {
   const std::uint64_t sizes[] = {sizeof(PairState),        sizeof(ContactCache), sizeof(PairTorques), sizeof(PairFrame),
                                  sizeof(WallContactState), sizeof(Counters),     sizeof(Quat),        sizeof(Vec3),
                                  at(&c.faceA),             at(&c.manifold),      at(&c.gjk),          at(&c.gjk.localA),
-                                 at(&c.ringA)};
+                                 at(&c.ringA),             at(&c.memoA)};
   std::uint64_t h = 1469598103934665603ULL;
   for (std::uint64_t v : sizes) h = (h ^ v) * 1099511628211ULL;
   return h;

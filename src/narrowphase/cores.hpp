@@ -17,6 +17,15 @@ struct PolytopeRef {
   [[nodiscard]] Vec3 support(const Vec3& d, SupportHint& h) const { return p->support(d, h); }
 };
 
+/// support(d, h), with a polytope's remembered search (SupportMemo) where the core has one.
+template <class C>
+[[gnu::always_inline]] inline Vec3 supportRemembered(const C& c, const Vec3& d, SupportHint& h, SupportMemo& m) {
+  if constexpr (std::is_same_v<C, PolytopeRef>)
+    return c.p->supportRemembered(d, h, m);
+  else
+    return c.support(d, h);
+}
+
 using Core = std::variant<Point, Segment, Triangle, Tetrahedron, Ellipsoid, Box, Cylinder, Cone, PolytopeRef>;
 
 inline Core coreOf(const Shape& s) {

@@ -728,8 +728,10 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         // (csoSupport's sa - toA(sb), with toA(sb) kept for the witnesses and inline: a csoSupport
         // variant that returned it called the out-of-line toA here, 5 152 -> 5 172 instructions per
         // narrow-phase call on the settled polyhedra10k bed)
-        sa = a.support(n, hintA);
-        sb = b.support(mulMatT(R, Vec3(-n)), hintB);
+        // (each body's search remembered across steps: a persisting contact's normal turns little, and
+        // the scan then evaluates only the vertices that can still be the highest, same vertex)
+        sa = supportRemembered(a, n, hintA, cc.memoA);
+        sb = supportRemembered(b, mulMatT(R, Vec3(-n)), hintB, cc.memoB);
         bA[4] = toALean(sb);
         y[4] = sa - bA[4];
         pa[4] = sa, lb[4] = sb;

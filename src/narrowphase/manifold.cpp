@@ -61,11 +61,19 @@ void orderAround(Poly& f, const Vec3& m) {
   std::copy(tmp, tmp + f.n, f.p);
 }
 
+// A polytope's remembered triangle search (ManifoldMemo::FaceMemo) about its direction `centre`.
+struct FaceSearchMemo {
+  ContactCache::ManifoldMemo::FaceMemo* face = nullptr;  // null: nothing remembered or to remember
+  Vec3* centre = nullptr;
+};
+
 // Face of a core (local frame) whose outward normal is closest to direction d (unit); a segment
 // or a point gives its support feature with align = -2 (never a reference face).
 // Writes into the caller's f (a Poly is ~1.6 kB: returning it by value copied it every query).
+// memo (polytopes): the last search from the same support vertex, reused when d is close enough to
+// its direction to keep the same best triangle (same triangle, same alignment bits), else rewritten.
 template <class C>
-void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
+void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex, FaceSearchMemo memo = {}) {
   f.n = 0, f.normal = Vec3::Zero(), f.align = -2;
   if constexpr (std::is_same_v<C, Point>) {
     f.p[0] = c.p, f.n = 1;
@@ -132,13 +140,39 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex) {
       // (conditional moves: which triangle wins is data-dependent and mispredicted as a branch)
       int best = -1;
       Real align = -2;
-      for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
-        const int t = data.vertexTriangles[e];
-        const Vec3& m = data.triangleNormals[t];
-        const Real a = m.dot(d);
-        const bool take = (a > align) & (m.squaredNorm() > 0);  // zero normal: a zero-area triangle
-        align = take ? a : align;
-        best = take ? t : best;
+      const auto ntri = static_cast<int>(data.triangleNormals.size());
+      auto* fm = memo.face;
+      if (fm && fm->radius > 0 && fm->vertex == v0 && fm->triangle < ntri &&
+          (d - *memo.centre).squaredNorm() < Real(fm->radius) * Real(fm->radius)) {
+        // Remembered: every other triangle around v0 stays below it (see the radius below).
+        best = fm->triangle;
+        align = data.triangleNormals[best].dot(d);
+      } else {
+        Real second = -2;  // the best alignment of the others (nonzero normals)
+        for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
+          const int t = data.vertexTriangles[e];
+          const Vec3& m = data.triangleNormals[t];
+          const Real a = m.dot(d);
+          const bool valid = m.squaredNorm() > 0;  // zero normal: a zero-area triangle
+          const bool take = (a > align) & valid;
+          second = std::max(second, take ? align : (valid ? a : Real(-2)));
+          align = take ? a : align;
+          best = take ? t : best;
+        }
+        if (fm) {
+          // The winner stays ahead of every other triangle around v0 for directions within rho of d:
+          // each unit normal's alignment moves by at most |m| rho (|m| = 1 to ~1e-15), and each
+          // computed dot product is within ~3u |d| of the exact one (u = 2^-53; |d| <= 1.5): 2 rho
+          // plus ~10u below the gap, with 64u held back.
+          const Real rho = std::min<Real>(0.5, 0.5 * (align - second - 64 * tol::kEps)) * (1 - 1e-6);
+          float rf = static_cast<float>(rho);
+          if (static_cast<Real>(rf) > rho) rf = std::nextafter(rf, 0.0f);
+          const bool keep = best >= 0 && best <= 0xffff && v0 <= 0xffff && rho > 0 && d.allFinite();
+          fm->radius = keep ? rf : 0.0f;
+          fm->vertex = static_cast<std::uint16_t>(keep ? v0 : 0);
+          fm->triangle = static_cast<std::uint16_t>(keep ? best : 0);
+          *memo.centre = d;
+        }
       }
       if (best >= 0) {
         f.align = align, f.normal = data.triangleNormals[best];
@@ -227,7 +261,12 @@ int clip(const Poly& ref, const Vec3& m, const Vec3* in, int nin, Vec3* out) {
     const SidePlane inward(m, a, b);  // m x (b - a) points into the polygon for CCW order
     const Vec3* src = buf[cur];
     Vec3* dst = buf[1 - cur];
-    for (int i = 0; i < n; ++i) side[i] = inward(src[i]);
+    bool allInside = true;
+    for (int i = 0; i < n; ++i) side[i] = inward(src[i]), allInside &= side[i] >= 0;
+    // Every point inside this side plane: the pass below would copy the polygon unchanged (no point
+    // dropped, no edge crossing). (An incident face that lies within the reference face over most of
+    // its edges, as resting faces do, skips most passes.)
+    if (allInside) continue;
     int m2 = 0;
     for (int i = 0; i < n; ++i) {
       const int j = i + 1 == n ? 0 : i + 1;
@@ -345,20 +384,29 @@ void buildManifold(const Shape& a, const Transform& poseA, const Shape& b, const
   }
   const Core ca = coreOf(a), cb = coreOf(b);
   Poly fa, fb;
-  // (Polytopes, a polyhedral bed's every face search, without the variant's dispatch.)
+  // (Polytopes, a polyhedral bed's every face search, without the variant's dispatch. Their triangle
+  // searches are remembered about memo's directions, which a face contact leaves free: see below.)
   if (const auto* pa = std::get_if<PolytopeRef>(&ca))
-    bestFace(*pa, dA, fa, vertexA);
+    bestFace(*pa, dA, fa, vertexA, memo ? FaceSearchMemo{&memo->faceA, &memo->directionA} : FaceSearchMemo{});
   else
     std::visit([&](const auto& c) { bestFace(c, dA, fa, vertexA); }, ca);
   if (const auto* pb = std::get_if<PolytopeRef>(&cb))
-    bestFace(*pb, dB, fb, vertexB);
+    bestFace(*pb, dB, fb, vertexB, memo ? FaceSearchMemo{&memo->faceB, &memo->directionB} : FaceSearchMemo{});
   else
     std::visit([&](const auto& c) { bestFace(c, dB, fb, vertexB); }, cb);
   if (memo) {
-    // No face found: remember each body's best alignment over all its faces (2, never skipping, for
-    // other cores and for face contacts, which search every step anyway).
+    // No face found: remember each body's best alignment over all its faces about these directions
+    // (a polytope's triangle memo, if it was about another direction, is dropped). A face found: the
+    // alignments are 2 (never skipping: face contacts search every step), and each direction is the
+    // centre of its body's triangle memo, which bestFace keeps or rewrote.
     const bool noFace = !(std::max(fa.align, fb.align) >= kFaceAlignCos);
-    memo->directionA = dA, memo->directionB = dB;
+    if (noFace) {
+      if (memo->directionA != dA) memo->faceA.radius = 0;
+      if (memo->directionB != dB) memo->faceB.radius = 0;
+      memo->directionA = dA, memo->directionB = dB;
+    }
+    if (!std::holds_alternative<PolytopeRef>(ca)) memo->directionA = dA;
+    if (!std::holds_alternative<PolytopeRef>(cb)) memo->directionB = dB;
     memo->alignA = noFace ? std::visit([&](const auto& c) { return anyFaceAlign(c, dA); }, ca) : 2;
     memo->alignB = noFace ? std::visit([&](const auto& c) { return anyFaceAlign(c, dB); }, cb) : 2;
   }

@@ -395,6 +395,66 @@ __attribute__((target_clones("avx2", "default"))) int detail::argmaxDot(const Re
   return m > -HUGE_VAL ? static_cast<int>(k) : -1;  // -1: NaN direction
 }
 
+// The certificate (SupportMemo): with r >= |v| for every vertex, a vertex's height d·v changes by at
+// most r |d - d0| between directions d0 and d, and each computed height (three products, two sums)
+// differs from the exact one by at most 3u r |d| (u = 2^-53). Take the highest vertex at d0
+// (computed height M) and the highest one outside the window [M - w, M] (computed M - G). At any d
+// with |d - d0| <= ρ <= |d0| / 2 (so |d| <= 1.5 |d0|), the first's computed height exceeds the
+// second's when G > 2 r ρ + 2 · 3u r |d0| + 2 · 3u r |d|, which holds for ρ = (G - 64 u r |d0|) / (2 r)
+// (15 u r |d0| are needed). Then the
+// scan's answer at d (the lowest index with the largest computed height) is the same vertex as the
+// one among the window's vertices by the same arithmetic and tie rule.
+int Polytope::bruteForceRemembering(const Vec3& d, SupportMemo& memo) const {
+  const int k = bruteForce(d);
+  memo.radius = 0;
+  memo.count = 0;
+  const PolytopeData& D = *data_;
+  const int n = static_cast<int>(D.vertices.size());
+  const Real d0 = d.norm();
+  const Real r = std::sqrt(3.0) * D.maxAbsCoordinate * (1 + 1e-12);
+  if (!(d0 > 0 && std::isfinite(d0) && r > 0 && std::isfinite(r))) return k;
+  const Real window = tol::kSupportMemoWindow * r * d0;
+  const Real top = d.x() * D.xs[static_cast<std::size_t>(k)] + d.y() * D.ys[static_cast<std::size_t>(k)] +
+                   d.z() * D.zs[static_cast<std::size_t>(k)];
+  Real outside = -std::numeric_limits<Real>::infinity();
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const Real s = d.x() * D.xs[u] + d.y() * D.ys[u] + d.z() * D.zs[u];
+    if (s >= top - window) {
+      if (count == SupportMemo::kMaxCandidates || i > 255) return k;  // too many to remember
+      memo.candidate[count++] = static_cast<std::uint8_t>(i);
+    } else {
+      outside = std::max(outside, s);
+    }
+  }
+  // (every vertex in the window: any direction within |d0| / 2)
+  const Real gap = top - outside;
+  Real rho = std::min(0.5 * d0, (gap - 64 * tol::kEps * r * d0) / (2 * r));
+  const float cx = static_cast<float>(d.x()), cy = static_cast<float>(d.y()), cz = static_cast<float>(d.z());
+  const Real shift = Vec3(d.x() - cx, d.y() - cy, d.z() - cz).norm();
+  rho = (rho - shift) * (1 - 1e-6);  // (the float centre's offset; the caller's |d - centre| rounding)
+  if (!(rho > 0)) return k;
+  float rf = static_cast<float>(rho);
+  if (static_cast<Real>(rf) > rho) rf = std::nextafter(rf, 0.0f);
+  memo.centre[0] = cx, memo.centre[1] = cy, memo.centre[2] = cz;
+  memo.radius = rf;
+  memo.count = static_cast<std::uint8_t>(count);
+  return k;
+}
+
+Vec3 Polytope::supportSearched(const Vec3& d, SupportHint& hint, SupportMemo& memo) const {
+  const auto& v = data_->vertices;
+  const int n = static_cast<int>(v.size());
+  const bool brute =
+      hint.mode == SupportMode::BruteForce || (hint.mode == SupportMode::Auto && n < tol::kHillClimbMinVertices);
+  if (!brute || n == 0) {
+    memo.radius = 0;
+    return support(d, hint);
+  }
+  return v[static_cast<std::size_t>(hint.vertex = bruteForceRemembering(d, memo))];
+}
+
 int Polytope::hillClimb(const Vec3& d, int start) const {
   const auto& v = data_->vertices;
   const int n = static_cast<int>(v.size());

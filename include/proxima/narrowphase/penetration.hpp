@@ -79,7 +79,7 @@ struct PenetrationOptions {
 /// the previous closest face's support points, all kept in each body's own frame.
 /// Laid out for the DEM, which keeps one per pair in a bed far larger than the processor's caches:
 /// aligned to a cache line, with everything a persisting contact's warm query reads and writes (the
-/// face, apex, manifold memo, support hints and key) in the first kHotBytes, five lines; GJK's simplex
+/// face, apex, manifold memo, support memos, hints and key) in the first kHotBytes, six lines; GJK's simplex
 /// and the ring, which only cold, separated or expanding queries read, after them. (The hot fields
 /// had straddled six or seven lines: one line more fetched from memory per touching pair and step.)
 struct alignas(64) ContactCache {
@@ -100,11 +100,23 @@ struct alignas(64) ContactCache {
   struct ManifoldMemo {
     Vec3 directionA = Vec3::Zero(), directionB = Vec3::Zero();
     Real alignA = 2, alignB = 2;  ///< > 1: nothing remembered
+    /// When a body's search found its best triangle around a support vertex: that vertex and
+    /// triangle, and the radius about the body's direction above within which the same triangle
+    /// stays the best aligned of those around the vertex (their alignments' gap, halved); the next
+    /// search from the same vertex along a direction that close takes it without comparing the
+    /// others. radius 0: none. (16-bit indices and a float radius, to keep the hot part's lines.)
+    struct FaceMemo {
+      std::uint16_t vertex = 0, triangle = 0;
+      float radius = 0;
+    } faceA, faceB;
   } manifold;
+  /// The lean warm face's last support search on each body along its face normal (SupportMemo):
+  /// while the normal stays close, only the vertices that can still be the highest are evaluated.
+  SupportMemo memoA, memoB;
   /// (its hints and key come first: the end of the hot part)
   GjkCache gjk;
   /// Bytes from the start that a persisting contact's warm query touches (up to gjk's simplex).
-  static constexpr std::size_t kHotBytes = 320;
+  static constexpr std::size_t kHotBytes = 384;
   /// With the face, when the last answer came from an expanded polytope of two polyhedral cores: the
   /// polytope's vertices around the face (the far vertices of its three neighbour faces, then, for
   /// bodies of more than 32 vertices, of their neighbours; support points in each body's frame,
@@ -124,7 +136,8 @@ struct alignas(64) ContactCache {
   }
   void reset() { *this = ContactCache{}; }
   [[nodiscard]] bool plausible() const {
-    return gjk.plausible() && boolBytePlausible(hasFace) && faceSize >= 0 && faceSize <= 3 && ringSize >= 0 &&
+    return gjk.plausible() && boolBytePlausible(hasFace) && faceSize >= 0 && faceSize <= 3 && memoA.count <= SupportMemo::kMaxCandidates &&
+           memoB.count <= SupportMemo::kMaxCandidates && ringSize >= 0 &&
            ringSize <= kRing;
   }
 };

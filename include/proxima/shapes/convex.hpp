@@ -37,6 +37,20 @@ struct SupportHint {
   SupportMode mode = SupportMode::Auto;
 };
 
+/// A brute-force support search's certificate for the next search of the same body along a nearby
+/// direction (kept per pair and body across DEM steps by GJK-TD's lean warm face): every direction d
+/// with |d - centre| < radius has its brute-force maximum among `candidate` (vertex indices in
+/// ascending order), so only those are evaluated, with the scan's own arithmetic and tie rule (same
+/// vertex). radius 0: nothing remembered. (Floats: a pair keeps two of these in the hot part of its
+/// cache; the rounding of the centre is taken off the radius.)
+struct SupportMemo {
+  static constexpr int kMaxCandidates = 6;
+  float centre[3] = {0, 0, 0};
+  float radius = 0;
+  std::uint8_t candidate[kMaxCandidates] = {};
+  std::uint8_t count = 0;
+};
+
 struct Point {
   Vec3 p = Vec3::Zero();
   [[nodiscard]] Vec3 support(const Vec3&, SupportHint&) const { return p; }
@@ -266,6 +280,42 @@ class Polytope {
     return v[hint.vertex = bruteForce(d)];
   }
 
+  /// support(), remembering where the maximum can be for the next search along a nearby direction
+  /// (SupportMemo): while the direction stays within the memo's radius only the remembered candidates
+  /// are evaluated, and the vertex the full scan would pick is returned. Memos are made by polytopes
+  /// searched by brute force (fewer than tol::kHillClimbMinVertices vertices in Auto mode); others
+  /// simply call support(). (Inline: the remembered case is a handful of instructions.)
+  [[nodiscard, gnu::always_inline]] Vec3 supportRemembered(const Vec3& d, SupportHint& hint, SupportMemo& memo) const {
+    const Real ex = d.x() - memo.centre[0], ey = d.y() - memo.centre[1], ez = d.z() - memo.centre[2];
+    const Real rad = memo.radius;
+    if (ex * ex + ey * ey + ez * ez < rad * rad) [[likely]] {  // (false for radius 0, a NaN direction)
+      const PolytopeData& D = *data_;
+      const int n = static_cast<int>(D.vertices.size());
+      // (indices clamped: a memo only holds this polytope's vertices, but a cache's bytes come from
+      // checkpoints too)
+      int best = memo.candidate[0] < n ? memo.candidate[0] : 0;
+      if (memo.count > 1) {
+        // The full scan's dot product, d_x x + d_y y + d_z z in that order (argmaxDot), and its tie
+        // rule: the lowest index among equal maxima (candidates ascend, strict >).
+        const Real *xs = D.xs.data(), *ys = D.ys.data(), *zs = D.zs.data();
+        Real top = d.x() * xs[best] + d.y() * ys[best] + d.z() * zs[best];
+        const int count = memo.count < SupportMemo::kMaxCandidates ? memo.count : SupportMemo::kMaxCandidates;
+        for (int c = 1; c < count; ++c) {
+          const int i = memo.candidate[c] < n ? memo.candidate[c] : 0;
+          const Real s = d.x() * xs[i] + d.y() * ys[i] + d.z() * zs[i];
+          const bool better = s > top;
+          top = better ? s : top;
+          best = better ? i : best;
+        }
+      }
+      return D.vertices[static_cast<std::size_t>(hint.vertex = best)];
+    }
+    return supportSearched(d, hint, memo);
+  }
+  /// supportRemembered's search (the direction left the memo's radius): support(), with a new memo
+  /// when the scan is brute force.
+  [[nodiscard]] Vec3 supportSearched(const Vec3& d, SupportHint& hint, SupportMemo& memo) const;
+
   /// The seed (of the 26 in PolytopeData::seeds) closest to direction d.
   [[nodiscard]] int seedFor(const Vec3& d) const {
     const Vec3 a = d.cwiseAbs();
@@ -292,6 +342,10 @@ class Polytope {
     const int k = detail::argmaxDot(D.xs.data(), D.ys.data(), D.zs.data(), D.xs.size(), d.x(), d.y(), d.z());
     return k < 0 ? 0 : k;  // -1: NaN direction, any vertex will do (the padding repeats vertex 0)
   }
+
+  /// bruteForce(d), and the memo for the directions around d whose maximum lies among the vertices
+  /// within a window of it (radius 0 when d is not finite or the window holds too many).
+  [[nodiscard]] int bruteForceRemembering(const Vec3& d, SupportMemo& memo) const;
 
   /// Steepest-ascent hill-climbing: move to the neighbour that improves d·x most, while one strictly
   /// improves it. On the edge graph of a convex polytope a local maximum is global, and strict
