@@ -434,11 +434,9 @@ int Polytope::bruteForceRemembering(const Vec3& d, SupportMemo& memo) const {
   const float cx = static_cast<float>(d.x()), cy = static_cast<float>(d.y()), cz = static_cast<float>(d.z());
   const Real shift = Vec3(d.x() - cx, d.y() - cy, d.z() - cz).norm();
   rho = (rho - shift) * (1 - 1e-6);  // (the float centre's offset; the caller's |d - centre| rounding)
-  if (!(rho > 0)) return k;
-  float rf = static_cast<float>(rho);
-  if (static_cast<Real>(rf) > rho) rf = std::nextafter(rf, 0.0f);
+  if (!(rho > 1e-30)) return k;  // (no subnormal float radius)
   memo.centre[0] = cx, memo.centre[1] = cy, memo.centre[2] = cz;
-  memo.radius = rf;
+  memo.radius = static_cast<float>(rho * (1 - 0x1p-22));  // (at most rho: the conversion rounds by <= 2^-24)
   memo.count = static_cast<std::uint8_t>(count);
   return k;
 }
