@@ -1828,7 +1828,9 @@ std::uint64_t Simulation::stateHash() const {
 // instead of being read as garbage.
 std::uint64_t Simulation::layoutStamp() {
   // (and where the warm-start cache's parts lie: fields moved within the same size, as the hot part
-  // was on 2026-11-27, would otherwise be read as other fields)
+  // was on 2026-11-27, would otherwise be read as other fields; and a format number, raised when
+  // bytes keep their place but change meaning, as the manifold's face memo did on 2026-11-27)
+  constexpr std::uint64_t kCacheFormat = 3;
   const ContactCache c;
   auto at = [&c](const void* field) {
     return static_cast<std::uint64_t>(reinterpret_cast<const char*>(field) - reinterpret_cast<const char*>(&c));
@@ -1836,7 +1838,7 @@ std::uint64_t Simulation::layoutStamp() {
   const std::uint64_t sizes[] = {sizeof(PairState),        sizeof(ContactCache), sizeof(PairTorques), sizeof(PairFrame),
                                  sizeof(WallContactState), sizeof(Counters),     sizeof(Quat),        sizeof(Vec3),
                                  at(&c.faceA),             at(&c.manifold),      at(&c.gjk),          at(&c.gjk.localA),
-                                 at(&c.ringA),             at(&c.memoA)};
+                                 at(&c.ringA),             at(&c.memoA),         kCacheFormat};
   std::uint64_t h = 1469598103934665603ULL;
   for (std::uint64_t v : sizes) h = (h ^ v) * 1099511628211ULL;
   return h;

@@ -10,7 +10,6 @@
 #include "manifold.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <variant>
 
@@ -143,38 +142,38 @@ void bestFace(const C& c, const Vec3& d, Poly& f, int hintVertex, FaceSearchMemo
       Real align = -2;
       const auto ntri = static_cast<int>(data.triangleNormals.size());
       auto* fm = memo.face;
-      const auto memoTriangle = fm ? static_cast<int>(std::min<std::uint32_t>(fm->triangle, ntri > 0 ? ntri - 1 : 0)) : 0;
-      const std::array<int, 3>* corners = fm && ntri > 0 ? &data.triangles[static_cast<std::size_t>(memoTriangle)] : nullptr;
-      if (corners && fm->radius > 0 && ((*corners)[0] == v0 || (*corners)[1] == v0 || (*corners)[2] == v0) &&
+      if (fm && fm->radius > 0 && fm->vertex == v0 && fm->triangle < ntri &&
           (d - *memo.centre).squaredNorm() < Real(fm->radius) * Real(fm->radius)) {
-        // Remembered: this triangle, one of those around v0, stays above every other triangle of the
-        // polytope (see the radius below), so the loop would pick it.
-        best = memoTriangle;
-        align = data.triangleNormals[static_cast<std::size_t>(best)].dot(d);
+        // Remembered: every other triangle around v0 stays below it (see the radius below).
+        best = fm->triangle;
+        align = data.triangleNormals[best].dot(d);
       } else {
+        Real second = -2;  // the best alignment of the others (nonzero normals)
         for (int e = data.vertexTriangleOffsets[v0]; e < data.vertexTriangleOffsets[v0 + 1]; ++e) {
           const int t = data.vertexTriangles[e];
           const Vec3& m = data.triangleNormals[t];
           const Real a = m.dot(d);
-          const bool take = (a > align) & (m.squaredNorm() > 0);  // zero normal: a zero-area triangle
+          const bool valid = m.squaredNorm() > 0;  // zero normal: a zero-area triangle
+          const bool take = (a > align) & valid;
+          second = std::max(second, take ? align : (valid ? a : Real(-2)));
           align = take ? a : align;
           best = take ? t : best;
         }
         if (fm) {
-          // Remember the winner if it is the best aligned triangle of the whole polytope: it stays
-          // ahead of every other one for directions within rho of d. Each unit normal's alignment
-          // moves by at most |m| rho (|m| = 1 to ~1e-15), and each computed dot product is within
-          // ~3u |d| of the exact one (u = 2^-53, |d| <= 1.5): 2 rho plus ~10u below the gap, with 64u
-          // held back. (A scan of every triangle, only when the memo is made again.)
-          Real second = -2;
-          for (int t = 0; t < ntri; ++t)
-            if (t != best) second = std::max(second, data.triangleNormals[static_cast<std::size_t>(t)].dot(d));
+          // The winner stays ahead of every other triangle around v0 for directions within rho of d:
+          // each unit normal's alignment moves by at most |m| rho (|m| = 1 to ~1e-15), and each
+          // computed dot product is within ~3u |d| of the exact one (u = 2^-53; |d| <= 1.5): 2 rho
+          // plus ~10u below the gap, with 64u held back.
+          // (A flip of v0 between tied corners of the face searches again: the loop is the search, so
+          // a memo certified against every triangle of the body, tried too, cost more: edge contacts'
+          // two faces are near ties, and its scan of every triangle ran often.)
           const Real rho = std::min<Real>(0.5, 0.5 * (align - second - 64 * tol::kEps)) * (1 - 1e-6);
           // (a float at most rho: the conversion rounds by at most 2^-24 relative)
           const auto rf = static_cast<float>(rho * (1 - 0x1p-22));
-          const bool keep = best >= 0 && rho > 1e-30 && d.allFinite();  // (no subnormal float radius)
+          const bool keep = best >= 0 && best <= 0xffff && v0 <= 0xffff && rho > 1e-30 && d.allFinite();
           fm->radius = keep ? rf : 0.0f;
-          fm->triangle = static_cast<std::uint32_t>(keep ? best : 0);
+          fm->vertex = static_cast<std::uint16_t>(keep ? v0 : 0);
+          fm->triangle = static_cast<std::uint16_t>(keep ? best : 0);
           *memo.centre = d;
         }
       }

@@ -100,13 +100,13 @@ struct alignas(64) ContactCache {
   struct ManifoldMemo {
     Vec3 directionA = Vec3::Zero(), directionB = Vec3::Zero();
     Real alignA = 2, alignB = 2;  ///< > 1: nothing remembered
-    /// When a polytope's face search found a triangle that is the best aligned of all its triangles:
-    /// that triangle and the radius about the body's direction above within which it stays the best
-    /// aligned (the gap to the next best alignment, halved). The next search along a direction that
-    /// close, from a support vertex of that triangle, takes it without comparing the others. radius
-    /// 0: none. (A float radius, to keep the hot part's lines.)
+    /// When a body's search found its best triangle around a support vertex: that vertex and
+    /// triangle, and the radius about the body's direction above within which the same triangle
+    /// stays the best aligned of those around the vertex (their alignments' gap, halved); the next
+    /// search from the same vertex along a direction that close takes it without comparing the
+    /// others. radius 0: none. (16-bit indices and a float radius, to keep the hot part's lines.)
     struct FaceMemo {
-      std::uint32_t triangle = 0;
+      std::uint16_t vertex = 0, triangle = 0;
       float radius = 0;
     } faceA, faceB;
   } manifold;
