@@ -401,9 +401,9 @@ __attribute__((target_clones("avx2", "default"))) int detail::argmaxDot(const Re
 // (computed height M) and the highest one outside the window [M - w, M] (computed M - G). At any d
 // with |d - d0| <= ρ <= |d0| / 2 (so |d| <= 1.5 |d0|), the first's computed height exceeds the
 // second's when G > 2 r ρ + 2 · 3u r |d0| + 2 · 3u r |d|, which holds for ρ = (G - 64 u r |d0|) / (2 r)
-// (15 u r |d0| are needed). Then the
-// scan's answer at d (the lowest index with the largest computed height) is the same vertex as the
-// one among the window's vertices by the same arithmetic and tie rule.
+// (15 u r |d0| are needed). Then the scan's answer at d (the lowest index with the largest computed
+// height) is the same vertex as the one among the window's vertices by the same arithmetic and tie
+// rule.
 int Polytope::bruteForceRemembering(const Vec3& d, SupportMemo& memo) const {
   const int k = bruteForce(d);
   memo.radius = 0;

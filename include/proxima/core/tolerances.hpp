@@ -109,9 +109,10 @@ inline constexpr int kHillClimbMinVertices = 64;
 /// radius: the vertices whose height along the searched direction lies within it of the maximum are
 /// the candidates; the next direction may turn by up to about half the gap to the highest vertex
 /// outside, over the radius (so at least ~0.005), before the scan is needed again. On the settled
-/// polyhedra10k bed (instruction_profile.py, 10 steps) 0.05 / 0.01 / 0.001 gave 4 957 / 4 929 / 4 917
-/// instructions per narrow-phase call (more candidates to compare at a wider window) with no new scan
-/// in the steady steps at any of them; the narrower window expires sooner in a moving flow.
+/// polyhedra10k bed (instruction_profile.py, 10 steps; scratch builds that read the window from the
+/// environment) 0.05 / 0.01 / 0.001 gave 4 957 / 4 929 / 4 917 instructions per narrow-phase call
+/// (more candidates to compare at a wider window) with no new scan in the steady steps at any of
+/// them; the narrower window expires sooner in a moving flow.
 inline constexpr Real kSupportMemoWindow = 0.01;
 
 /// Supported magnitudes of sizes and coordinates (input validation). The queries square and

@@ -79,8 +79,8 @@ struct PenetrationOptions {
 /// the previous closest face's support points, all kept in each body's own frame.
 /// Laid out for the DEM, which keeps one per pair in a bed far larger than the processor's caches:
 /// aligned to a cache line, with everything a persisting contact's warm query reads and writes (the
-/// face, apex, manifold memo, support memos, hints and key) in the first kHotBytes, six lines; GJK's simplex
-/// and the ring, which only cold, separated or expanding queries read, after them. (The hot fields
+/// face, apex, manifold memo, support memos, hints and key) in the first kHotBytes, six lines; GJK's
+/// simplex and the ring, which only cold, separated or expanding queries read, after them. (The hot fields
 /// had straddled six or seven lines: one line more fetched from memory per touching pair and step.)
 struct alignas(64) ContactCache {
   bool hasFace = false;
@@ -136,8 +136,8 @@ struct alignas(64) ContactCache {
   }
   void reset() { *this = ContactCache{}; }
   [[nodiscard]] bool plausible() const {
-    return gjk.plausible() && boolBytePlausible(hasFace) && faceSize >= 0 && faceSize <= 3 && memoA.count <= SupportMemo::kMaxCandidates &&
-           memoB.count <= SupportMemo::kMaxCandidates && ringSize >= 0 &&
+    return gjk.plausible() && boolBytePlausible(hasFace) && faceSize >= 0 && faceSize <= 3 &&
+           memoA.count <= SupportMemo::kMaxCandidates && memoB.count <= SupportMemo::kMaxCandidates && ringSize >= 0 &&
            ringSize <= kRing;
   }
 };
