@@ -681,15 +681,27 @@ int main(int argc, char** argv) {
         if (repKa >= 0 && cond != repCond) continue;
         std::string key = std::string(kName[ka]) + "-" + kName[kb] + " | " + kCondName[cond];
         Stat& st = stats[key];
+        // One case of this cell: its seed and reproducer id ("seed ka kb cond sweep i"), then its pair.
+        auto beginCase = [&](int sweep, int i, Pair& P, LV& n, double& gs) {
+          rg.g.seed(mix(ka, kb, cond, sweep, i));
+          curId = std::to_string(seed) + " " + std::to_string(ka) + " " + std::to_string(kb) + " " + std::to_string(cond) +
+                  " " + std::to_string(sweep) + " " + std::to_string(i);
+          drawPair(rg, ka, kb, cond, P, n, gs);
+        };
+        // The expected values of Q placed at gap g along n, with its closed form where there is one.
+        auto expectWithClosedForm = [](const Pair& Q, const LV& n, LD g) {
+          Expect E = expectOf(Q, n, g);
+          LD cf;
+          if (closedForm(Q, cf)) E.closed = true, E.cf = cf;
+          return E;
+        };
         // random pairs at signed gaps +-1e-12..1e-1 of the size
         for (int i = 0; i < N; ++i) {
           if (repKa >= 0 && (repSweep != 0 || i != repI)) continue;
-          rg.g.seed(mix(ka, kb, cond, 0, i));
-          curId = std::to_string(seed) + " " + std::to_string(ka) + " " + std::to_string(kb) + " " + std::to_string(cond) + " 0 " + std::to_string(i);
           Pair P;
           LV n;
           double gs;
-          drawPair(rg, ka, kb, cond, P, n, gs);
+          beginCase(0, i, P, n, gs);
           if (rg.coin()) std::swap(P.A, P.B), std::swap(P.pa, P.pb), n = -n;  // which one is "A" for placement
           double mag = gs * rg.logu(-12, -1);
           double s = rg.coin(0.1) ? 0 : (rg.coin() ? mag : -mag);
@@ -699,35 +711,25 @@ int main(int argc, char** argv) {
           if (cond == kFar) {
             Vec3 O = rg.unit() * rg.logu(3, 6) * std::max(P.A.size, P.B.size);
             // unshifted run first, then the shifted one; compare
-            Expect E0 = expectOf(P, n, g);
-            LD cf;
-            if (closedForm(P, cf)) E0.closed = true, E0.cf = cf;
-            double sd0 = checkPair(st, P, E0, rg);
+            double sd0 = checkPair(st, P, expectWithClosedForm(P, n, g), rg);
             Pair F = P;
             F.pa.translation = toV(L(P.pa.translation) + L(O));
             F.pb.translation = toV(L(P.pb.translation) + L(O));
-            Expect E = expectOf(F, n, g);
-            if (closedForm(F, cf)) E.closed = true, E.cf = cf;
-            double sd1 = checkPair(st, F, E, rg);
+            double sd1 = checkPair(st, F, expectWithClosedForm(F, n, g), rg);
             double tolF = tol::kEpaRelative * std::max(P.A.size + P.B.size, 4 * O.norm());
             std::snprintf(buf, sizeof buf, "sd at origin %.17g, shifted by %s: %.17g (tol %.3g)", sd0, fmtV(O).c_str(), sd1, tolF);
             record(st, "translation invariance", std::abs(sd0 - sd1) / tolF, F, buf);
           } else {
-            Expect E = expectOf(P, n, g);
-            LD cf;
-            if (closedForm(P, cf)) E.closed = true, E.cf = cf;
-            checkPair(st, P, E, rg);
+            checkPair(st, P, expectWithClosedForm(P, n, g), rg);
           }
         }
         // sweeps through contact: B translated along n over a ladder of core gaps
         for (int i = 0; i < NS; ++i) {
           if (repKa >= 0 && (repSweep != 1 || i != repI)) continue;
-          rg.g.seed(mix(ka, kb, cond, 1, i));
-          curId = std::to_string(seed) + " " + std::to_string(ka) + " " + std::to_string(kb) + " " + std::to_string(cond) + " 1 " + std::to_string(i);
           Pair P;
           LV n;
           double gs;
-          drawPair(rg, ka, kb, cond, P, n, gs);
+          beginCase(1, i, P, n, gs);
           Vec3 O = Vec3::Zero();
           if (cond == kFar) O = rg.unit() * rg.logu(3, 6) * std::max(P.A.size, P.B.size);
           P.pa.translation = toV(L(P.pa.translation) + L(O));
@@ -743,9 +745,7 @@ int main(int argc, char** argv) {
           for (LD g0 : ladder) {
             LD g = fullTarget ? g0 + Rt : g0;
             P.pb.translation = toV(L(base) + g * n);
-            Expect E = expectOf(P, n, g);
-            LD cf;
-            if (closedForm(P, cf)) E.closed = true, E.cf = cf;
+            const Expect E = expectWithClosedForm(P, n, g);
             if (verbose) std::printf("ladder core gap %.6Lg\n", g);
             double sd = checkPair(st, P, E, rg);
             double tol = tol::kEpaRelative * std::max(P.A.size + P.B.size + (P.pb.translation - P.pa.translation).norm(), 4 * O.norm());

@@ -484,22 +484,15 @@ template <bool kSimd = true>
 /// where the CPU has it, which computes the relative pose with it.
 [[gnu::always_inline]] inline bool relativePoseBoxBoxSat(const Transform& a, const Transform& b, const Vec3& ha,
                                                          const Vec3& hb, bool sat, Mat3& r, Vec3& t, BoxBoxSat& out) {
-  boxsat::Search sr;
 #if defined(PROXIMA_BOX_SEARCH_AVX2)
   if (sat && boxsat::useAvx2Search()) {
+    boxsat::Search sr;
     boxsat::relativePoseSearchAvx2(a, b, ha, hb, r, t, sr);
-  } else
-#endif
-  {
-    relativePose(a, b, r, t);
-    if (!sat) return false;
-#if defined(__SSE2__)
-    boxsat::searchSse2(ha, hb, r, t, sr);
-#else
-    boxsat::searchScalar(ha, hb, r, t, sr);
-#endif
+    return boxBoxSatFrom(sr, ha, hb, r, t, out);
   }
-  return boxBoxSatFrom(sr, ha, hb, r, t, out);
+#endif
+  relativePose(a, b, r, t);
+  return sat && boxBoxSat(ha, hb, r, t, out);
 }
 
 }  // namespace proxima::detail
