@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include <random>
 #include <string>
 
+#include "../src/narrowphase/gjk_td.hpp"
+#include "../src/narrowphase/lean_face.hpp"
 #include "../src/narrowphase/valid_input.hpp"
 #include "proxima/narrowphase/distance.hpp"
 #include "proxima/narrowphase/penetration.hpp"
@@ -882,6 +885,98 @@ TEST(PenetrationWarmStart, LeanFaceStartIsBitIdenticalToTheGeneralPath) {
               lean);
   EXPECT_GT(overlapping, 3000);
   EXPECT_GT(lean, 1500);
+}
+
+// The lean tetrahedron's four faces at once (lean_face.hpp, vector lanes) against the scalar
+// helpers the general path uses face by face (faceCross, faceOrient, faceNormalise): every field the
+// same bits, for both vertex orders, on random tetrahedra and on degenerate ones (the origin exactly
+// on a face, so the filter cannot decide; a repeated vertex, collinear and needle faces, a face 1e-9
+// the size of its apex distance, coordinates 1e6 from the origin, a non-finite point).
+TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
+  using namespace proxima::detail;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  auto bits = [](Real x) { return std::bit_cast<std::uint64_t>(x); };
+  auto sameBits = [&](const Vec3& x, const Vec3& y) {
+    return bits(x.x()) == bits(y.x()) && bits(x.y()) == bits(y.y()) && bits(x.z()) == bits(y.z());
+  };
+  int undecided = 0, inside = 0, outside = 0, invalidPlanes = 0;
+  for (int c = 0; c < 4000; ++c) {
+    Vec3 y[4];
+    for (auto& p : y) p = Vec3(u(rng), u(rng), u(rng));
+    switch (c % 8) {
+      case 1:  // the origin exactly on face (0, 1, 2): the plane z = 0
+        y[0] = Vec3(u(rng), u(rng), 0), y[1] = Vec3(u(rng), u(rng), 0), y[2] = Vec3(u(rng), u(rng), 0);
+        y[3].z() = c % 16 == 1 ? 0.5 : -0.5;
+        break;
+      case 2:  // a repeated vertex
+        y[3] = y[c % 3];
+        break;
+      case 3:  // collinear base
+        y[2] = y[0] + 0.5 * (y[1] - y[0]);
+        break;
+      case 4:  // needle: every point near one line
+        for (int i = 0; i < 4; ++i) y[i] = Vec3(u(rng), 1e-9 * u(rng), 1e-9 * u(rng));
+        break;
+      case 5:  // a tiny base far below a deep apex
+        for (int i = 0; i < 3; ++i) y[i] = Vec3(1e-9 * u(rng), 1e-9 * u(rng), 0.3);
+        y[3] = Vec3(0.1 * u(rng), 0.1 * u(rng), -0.7);
+        break;
+      case 6:  // far from the origin
+        for (auto& p : y) p += Vec3(1e6, -2e6, 5e5);
+        break;
+      case 7:  // a non-finite coordinate
+        if (c % 32 == 7) y[c % 4].y() = std::numeric_limits<Real>::quiet_NaN();
+        break;
+      default: {  // the origin at the centroid: inside (unless flat)
+        const Vec3 centroid = 0.25 * (y[0] + y[1] + y[2] + y[3]);
+        for (auto& p : y) p -= centroid;
+        break;
+      }
+    }
+    const bool finite = std::all_of(y, y + 4, [](const Vec3& p) { return p.allFinite(); });
+    for (const bool swap : {false, true}) {
+      LeanFaces F;
+      leanFaces(y, swap, F);
+      const int i1 = swap ? 2 : 1, i2 = swap ? 1 : 2;
+      const int faces[4][3] = {{0, i1, i2}, {0, 3, i1}, {i1, 3, i2}, {i2, 3, 0}};
+      bool allBelow = true;
+      for (int k = 0; k < 4; ++k) {
+        const Vec3 &y0 = y[faces[k][0]], &y1 = y[faces[k][1]], &y2 = y[faces[k][2]];
+        for (int i = 0; i < 3; ++i) ASSERT_EQ(F.v[k][i], faces[k][i]) << c << " " << k;
+        Vec3 cross, crossAbs, n;
+        Real d = 0;
+        faceCross(y0, y1, y2, cross, crossAbs);
+        EXPECT_TRUE(sameBits(F.crossOf(k), cross) && sameBits(F.crossAbsOf(k), crossAbs)) << c << " " << k;
+        const bool valid = faceNormalise(y0, y1, y2, cross, n, d);
+        ASSERT_EQ(((F.planeValid >> k) & 1u) != 0, valid) << c << " " << k;
+        invalidPlanes += !valid;
+        if (valid) {
+          EXPECT_TRUE(sameBits(F.normalOf(k), n) && bits(F.d[k]) == bits(d)) << c << " " << k;
+        }
+        EXPECT_EQ(bits(F.cy[k]), bits(cross.dot(y0))) << c << " " << k;
+        EXPECT_EQ(bits(F.c2[k]), bits(cross.squaredNorm())) << c << " " << k;
+        EXPECT_EQ(((F.wellShaped >> k) & 1u) != 0, crossAbs.squaredNorm() <= 1e4 * cross.squaredNorm()) << c << " " << k;
+        // (the exact predicate only on finite points: the callers never pass it others)
+        if (finite) allBelow = allBelow && faceOrient(cross, crossAbs, y0, y1, y2, Vec3::Zero(), Vec3(-y0)) < 0;
+      }
+      if (!finite) {  // no verdict of the filter from a NaN: the caller's path (the general one) decides
+        EXPECT_LT(F.originInside, 1) << c;
+        continue;
+      }
+      // The filter's verdict, where it gives one, is the exact predicate's.
+      if (F.originInside < 0)
+        ++undecided;
+      else
+        EXPECT_EQ(F.originInside == 1, allBelow) << c;
+      (allBelow ? inside : outside)++;
+    }
+  }
+  std::printf("[ lean    ] %d inside, %d outside, %d undecided by the filter, %d invalid planes\n", inside, outside,
+              undecided, invalidPlanes);
+  EXPECT_GT(inside, 300);
+  EXPECT_GT(undecided, 100);
+  EXPECT_GT(invalidPlanes, 500);
 }
 
 // PenetrationOptions::reportSimplex = false (the DEM's setting) leaves out only the final face's

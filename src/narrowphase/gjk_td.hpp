@@ -21,6 +21,7 @@
 
 #include "box_box.hpp"
 #include "cores.hpp"
+#include "lean_face.hpp"
 #include "proxima/core/predicates.hpp"
 #include "proxima/narrowphase/gjk.hpp"
 #include "proxima/narrowphase/penetration.hpp"
@@ -652,11 +653,6 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // that needs the long-double re-fit) falls through to the general path with the hints restored.
   if constexpr (kPolyhedralCore<SA> && kPolyhedralCore<SB>) {
     if (opt.leanWarmFace && cc.hasFace && cc.faceSize == 3) {
-      struct LeanFace {
-        int v[3];
-        Vec3 cross, crossAbs, n;
-        Real d;
-      };
       Vec3 y[5], pa[5], lb[5];
       // B's points in A's frame (R lb + t), kept: the answer's witnesses on B are these same values
       // (same bits), not a second product.
@@ -672,58 +668,43 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         y[i] = pa[i] - bA[i];
         scale2 = std::max(scale2, y[i].squaredNorm());
       }
-      // The cross products first (the containment test needs no more); the unit normal and plane
-      // distance of the base, and of a side face only when it might matter (see `planed` below).
-      auto makeFace = [&](LeanFace& g, int i0, int i1, int i2) {
-        g.v[0] = i0, g.v[1] = i1, g.v[2] = i2;
-        faceCross(y[i0], y[i1], y[i2], g.cross, g.crossAbs);
-      };
-      auto planeOf = [&](LeanFace& g) { return faceNormalise(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.cross, g.n, g.d); };
-      // ExpandingPolytope::originBelow / sees: sign of orient3d(face, q), w = q - y[v0].
-      auto below = [&](const LeanFace& g, const Vec3& w, const Vec3& q) __attribute__((always_inline)) {
-        return faceOrient(g.cross, g.crossAbs, y[g.v[0]], y[g.v[1]], y[g.v[2]], q, w);
-      };
-      // The base's cross product serves the orientation test and the base face: (y2 - y0) x (y1 - y0)
-      // is exactly -(y1 - y0) x (y2 - y0) with the same magnitude terms, and the filtered sign is
-      // exactOrient3d's.
-      LeanFace F[4];
+      // The base's orientation, then the tetrahedron's four faces at once (lean_face.hpp: each
+      // face's cross product, filter terms and plane as buildTetrahedron's makeFace rounds them).
       Vec3 c012, a012;
       faceCross(y[0], y[1], y[2], c012, a012);
       const int orientation =
           c012.squaredNorm() > 0 ? faceOrient(c012, a012, y[0], y[1], y[2], y[3], Vec3(y[3] - y[0])) : 0;
       bool ok = orientation != 0;
+      LeanFaces F;
+      // ExpandingPolytope::originBelow / sees for face k: sign of orient3d(face, q), w = q - y[v0].
+      auto below = [&](int k, const Vec3& w, const Vec3& q) __attribute__((always_inline)) {
+        return faceOrient(F.crossOf(k), F.crossAbsOf(k), y[F.v[k][0]], y[F.v[k][1]], y[F.v[k][2]], q, w);
+      };
       if (ok) {
-        int i1 = 1, i2 = 2;
-        if (orientation > 0) std::swap(i1, i2);  // as buildTetrahedron: base normal away from the apex
-        F[0].v[0] = 0, F[0].v[1] = i1, F[0].v[2] = i2;
-        F[0].cross = orientation > 0 ? Vec3(-c012) : c012;
-        F[0].crossAbs = a012;
-        makeFace(F[1], 0, 3, i1);
-        makeFace(F[2], i1, 3, i2);
-        makeFace(F[3], i2, 3, 0);
+        leanFaces(y, orientation > 0, F);
+        // The origin strictly below every face: the filter's verdict, or where it could not decide
+        // a face, face by face with the exact predicate.
+        if (F.originInside < 0)
+          for (int k = 0; k < 4 && ok; ++k) ok = below(k, Vec3(-y[F.v[k][0]]), Vec3::Zero()) < 0;
+        else
+          ok = F.originInside == 1;
       }
-      for (int k = 0; k < 4 && ok; ++k) ok = below(F[k], Vec3(-y[F[k].v[0]]), Vec3::Zero()) < 0;
-      ok = ok && planeOf(F[0]);
+      ok = ok && (F.planeValid & 1u);
+      auto wellShaped = [&](int k) { return ((F.wellShaped >> k) & 1u) != 0; };
       // The side faces' plane distances estimated from their cross products c, as c·y / |c| compared
       // in squares (see the window test below; valid for well-shaped faces). A side face surely closer
       // than the base refuses it below whatever the support point is (as a deep contact's warm
       // tetrahedron often does: its apex is far): refuse before the support search. "Surely": under
       // the base's distance by more than that test's margin of 1e-12 scale.
-      Real cy[4] = {}, c2[4] = {};
-      bool wellShaped[4] = {};
       if (ok) {
-        const Real rhs = F[0].d - 1e-12 * std::sqrt(scale2);
-        for (int k = 1; k < 4; ++k) {
-          cy[k] = F[k].cross.dot(y[F[k].v[0]]);
-          c2[k] = F[k].cross.squaredNorm();
-          wellShaped[k] = F[k].crossAbs.squaredNorm() <= 1e4 * c2[k];
-          ok = ok && !(rhs > 0 && wellShaped[k] && cy[k] * cy[k] < rhs * rhs * c2[k]);
-        }
+        const Real rhs = F.d[0] - 1e-12 * std::sqrt(scale2);
+        for (int k = 1; k < 4; ++k)
+          ok = ok && !(rhs > 0 && wellShaped(k) && F.cy[k] * F.cy[k] < rhs * rhs * F.c2[k]);
       }
       const SupportHint hintA0 = hintA, hintB0 = hintB;
       bool planed[4] = {true, false, false, false};
       if (ok) {
-        const Vec3 n = F[0].n;
+        const Vec3 n = F.normalOf(0);
         Vec3 sa, sb;
         // (csoSupport's sa - toA(sb), with toA(sb) kept for the witnesses and inline: a csoSupport
         // variant that returned it called the out-of-line toA here, 5 152 -> 5 172 instructions per
@@ -746,11 +727,11 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           // a well-shaped face: the rounding of c is relative to the filter's magnitudes |c|_abs, so
           // the difference grows as u |c|_abs |edge| / |c|; with |c|_abs <= 100 |c| it stays below
           // ~1e-13 scale. Sliver faces, and all others, get their plane as before (same bits).
-          const Real window = F[0].d + (1e-9 + 1e-12) * std::sqrt(scale2);
+          const Real window = F.d[0] + (1e-9 + 1e-12) * std::sqrt(scale2);
           for (int k = 1; k < 4 && ok; ++k) {
-            if (cy[k] > 0 && wellShaped[k] && cy[k] * cy[k] > window * window * c2[k]) continue;
+            if (F.cy[k] > 0 && wellShaped(k) && F.cy[k] * F.cy[k] > window * window * F.c2[k]) continue;
             planed[k] = true;
-            ok = planeOf(F[k]) && !(F[k].d < F[0].d);
+            ok = ((F.planeValid >> k) & 1u) && !(F.d[k] < F.d[0]);
           }
         }
         if (ok) {
@@ -759,13 +740,13 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
           for (int i = 0; i < 4; ++i) dup = dup || sameVec(y[i], y[4]);
           bool seen = false;
           // (a face vertex is one of y[0..3]: `dup` covers sees()'s on-the-face case)
-          if (!dup && h - F[0].d > opt.relTolerance * std::sqrt(scale2))
-            seen = below(F[0], Vec3(y[4] - y[F[0].v[0]]), y[4]) > 0;
+          if (!dup && h - F.d[0] > opt.relTolerance * std::sqrt(scale2))
+            seen = below(0, Vec3(y[4] - y[F.v[0][0]]), y[4]) > 0;
           // Accepted (no expansion). A sliver base takes the general path's long-double re-fit.
-          const LeanFace& A = F[0];
-          const Vec3 e0 = y[A.v[1]] - y[A.v[0]], e1 = y[A.v[2]] - y[A.v[1]], e2 = y[A.v[0]] - y[A.v[2]];
+          const int* A = F.v[0];
+          const Vec3 e0 = y[A[1]] - y[A[0]], e1 = y[A[2]] - y[A[1]], e2 = y[A[0]] - y[A[2]];
           const Real longest2 = max3(e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm());
-          ok = !seen && A.cross.norm() >= 0.05 * longest2;
+          ok = !seen && std::sqrt(F.c2[0]) >= 0.05 * longest2;  // (|cross|: Eigen's norm, same bits)
           if (ok) {
             const Real sc = std::sqrt(scale2);
             // Coplanar faces of one facet: the one whose triangle holds the origin's projection.
@@ -775,18 +756,19 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             Real worst = -std::numeric_limits<Real>::infinity();
             Real lam[3];
             for (int k = 0; k < 4; ++k) {
-              const LeanFace& g = F[k];
-              if (!planed[k] || !(g.d <= A.d + 1e-9 * sc) || !(g.n.dot(n) >= 1 - 1e-9)) continue;
+              const int* g = F.v[k];
+              const Vec3 gn = F.normalOf(k);
+              if (!planed[k] || !(F.d[k] <= F.d[0] + 1e-9 * sc) || !(gn.dot(n) >= 1 - 1e-9)) continue;
               Real l[3];
-              faceBarycentrics(y[g.v[0]], y[g.v[1]], y[g.v[2]], g.n, g.d * g.n, l);
+              faceBarycentrics(y[g[0]], y[g[1]], y[g[2]], gn, F.d[k] * gn, l);
               const Real m = min3(l[0], l[1], l[2]);
               if (m > worst) worst = m, best = k, have = true, lam[0] = l[0], lam[1] = l[1], lam[2] = l[2];
             }
             if (!have)  // (no candidate: non-finite planes only) the base's own barycentrics
-              faceBarycentrics(y[F[0].v[0]], y[F[0].v[1]], y[F[0].v[2]], F[0].n, F[0].d * F[0].n, lam);
-            const LeanFace& G = F[best];
+              faceBarycentrics(y[A[0]], y[A[1]], y[A[2]], n, F.d[0] * n, lam);
+            const int* G = F.v[best];
             Vec3 paF[3], pbA[3];
-            for (int i = 0; i < 3; ++i) paF[i] = pa[G.v[i]], pbA[i] = bA[G.v[i]];
+            for (int i = 0; i < 3; ++i) paF[i] = pa[G[i]], pbA[i] = bA[G[i]];
             const Real d = h < 0 ? 0 : h;
             answerOnFace(Status::Overlapping, d, n, paF, pbA, lam);
             out.lowerBound = -d;
@@ -794,7 +776,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             out.expansions = 0;
             out.polytopeVertices = 4;
             cc.supportVertexA = hintA.vertex, cc.supportVertexB = hintB.vertex;
-            rememberFace(G.v, y, pa, lb, 4, n);
+            rememberFace(G, y, pa, lb, 4, n);
             return out;
           }
         }

@@ -1,0 +1,86 @@
+#include "lean_face.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "proxima/core/tolerances.hpp"
+
+// (The vector helpers are always inlined: no vector value crosses a call, so the ABI note GCC gives
+// for the baseline clone does not apply.)
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace proxima::detail {
+namespace {
+
+// GCC vector types: with AVX2 one 256-bit register, else two SSE2 halves. Only +, -, * and / on
+// lanes (each rounded exactly as the scalar operation; no fused multiply-add: the clone's target is
+// avx2 without fma), so every lane has the scalar helpers' bits.
+typedef Real V4 __attribute__((vector_size(32)));
+typedef long long M4 __attribute__((vector_size(32)));
+
+[[gnu::always_inline]] inline V4 absV(V4 x) {
+  constexpr long long kMagnitude = 0x7fffffffffffffffLL;
+  return reinterpret_cast<V4>(reinterpret_cast<M4>(x) & M4{kMagnitude, kMagnitude, kMagnitude, kMagnitude});
+}
+// Bit k set when lane k of the comparison m is true (an OR across lanes in registers: the clones
+// share one source, so no movemask intrinsic, which only the AVX clone may call).
+[[gnu::always_inline]] inline unsigned laneBits(M4 m) {
+  const M4 b = m & M4{1, 2, 4, 8};
+  const M4 h = b | __builtin_shuffle(b, M4{2, 3, 0, 1});
+  return static_cast<unsigned>((h | __builtin_shuffle(h, M4{1, 0, 3, 2}))[0]);
+}
+[[gnu::always_inline]] inline void store(Real* dst, V4 v) { std::memcpy(dst, &v, sizeof v); }
+
+// buildTetrahedron's faces {i0, i1, i2}, {i0, i3, i1}, {i1, i3, i2}, {i2, i3, i0} with (i0, i3) = (0, 3).
+template <bool Swap>
+[[gnu::always_inline]] inline void faces(const Vec3* y, LeanFaces& f) {
+  constexpr long long i1 = Swap ? 2 : 1, i2 = Swap ? 1 : 2;
+  constexpr M4 s0 = {0, 0, i1, i2}, s1 = {i1, 3, 3, 3}, s2 = {i2, i1, i2, 0};
+  const int v[4][3] = {{0, int(i1), int(i2)}, {0, 3, int(i1)}, {int(i1), 3, int(i2)}, {int(i2), 3, 0}};
+  std::memcpy(f.v, v, sizeof v);
+  const V4 X = {y[0].x(), y[1].x(), y[2].x(), y[3].x()};
+  const V4 Y = {y[0].y(), y[1].y(), y[2].y(), y[3].y()};
+  const V4 Z = {y[0].z(), y[1].z(), y[2].z(), y[3].z()};
+  // Each face's vertices v0, v1, v2, lane k for face k.
+  const V4 x0 = __builtin_shuffle(X, s0), y0 = __builtin_shuffle(Y, s0), z0 = __builtin_shuffle(Z, s0);
+  const V4 x1 = __builtin_shuffle(X, s1), y1 = __builtin_shuffle(Y, s1), z1 = __builtin_shuffle(Z, s1);
+  const V4 x2 = __builtin_shuffle(X, s2), y2 = __builtin_shuffle(Y, s2), z2 = __builtin_shuffle(Z, s2);
+  // faceCross: u = y1 - y0, v = y2 - y0, u x v in Eigen's order, and the filter's |products| sums.
+  const V4 ux = x1 - x0, uy = y1 - y0, uz = z1 - z0, vx = x2 - x0, vy = y2 - y0, vz = z2 - z0;
+  const V4 yz = uy * vz, zy = uz * vy, zx = uz * vx, xz = ux * vz, xy = ux * vy, yx = uy * vx;
+  const V4 cx = yz - zy, cy = zx - xz, cz = xy - yx;
+  const V4 ax = absV(yz) + absV(zy), ay = absV(zx) + absV(xz), az = absV(xy) + absV(yx);
+  store(f.cross[0], cx), store(f.cross[1], cy), store(f.cross[2], cz);
+  store(f.crossAbs[0], ax), store(f.crossAbs[1], ay), store(f.crossAbs[2], az);
+  // faceOrient(face, origin) with w = -y[v0]: det = c·w against 16 eps (|c|_abs · |w|).
+  const V4 wx = -x0, wy = -y0, wz = -z0;
+  const V4 det = (cx * wx + cy * wy) + cz * wz;
+  constexpr Real kFilter = 16.0 * tol::kEps;
+  const V4 bound = kFilter * ((ax * absV(wx) + ay * absV(wy)) + az * absV(wz));
+  const unsigned above = laneBits(det > bound), below = laneBits(det < -bound);
+  f.originInside = above ? 0 : below == 15 ? 1 : -1;
+  // The side faces' tests (c·y[v0], |c|², shape) and every face's plane (faceNormalise).
+  const V4 c2 = (cx * cx + cy * cy) + cz * cz;
+  store(f.cy, (cx * x0 + cy * y0) + cz * z0);
+  store(f.c2, c2);
+  f.wellShaped = laneBits(((ax * ax + ay * ay) + az * az) <= 1e4 * c2);
+  V4 len;
+  for (int k = 0; k < 4; ++k) len[k] = std::sqrt(c2[k]);
+  constexpr Real kInf = HUGE_VAL;
+  f.planeValid = laneBits((len > 0) & (len < kInf));  // (len > 0 && isfinite(len))
+  const V4 nx = cx / len, ny = cy / len, nz = cz / len;
+  store(f.n[0], nx), store(f.n[1], ny), store(f.n[2], nz);
+  const V4 d0 = (nx * x0 + ny * y0) + nz * z0, d1 = (nx * x1 + ny * y1) + nz * z1, d2 = (nx * x2 + ny * y2) + nz * z2;
+  store(f.d, ((d0 + d1) + d2) / 3.0);
+}
+
+}  // namespace
+
+__attribute__((target_clones("avx2", "default"))) void leanFaces(const Vec3* y, bool swap, LeanFaces& f) {
+  if (swap)
+    faces<true>(y, f);
+  else
+    faces<false>(y, f);
+}
+
+}  // namespace proxima::detail

@@ -1,0 +1,41 @@
+// Private: the four faces of GJK-TD's lean warm tetrahedron (gjk_td.hpp), computed four at a time.
+//
+// A persisting polyhedral face contact (every DEM step of a resting pair) re-evaluates the cached
+// face (0, 1, 2) and apex 3 as a tetrahedron: each face's cross product and orient3d filter terms,
+// whether the origin lies strictly below all four, each face's plane. Written once per face, this
+// was most of the lean path's arithmetic; here the four faces are the four lanes of one vector
+// (AVX2 where the processor has it, else two SSE2 halves), with the scalar helpers' operations in
+// the same order per lane (faceCross, faceOrient, faceNormalise): the same bits as face by face.
+#pragma once
+
+#include "proxima/core/types.hpp"
+
+namespace proxima::detail {
+
+/// Lane k is face k of the tetrahedron: F0 = (0, i1, i2) the base, F1 = (0, 3, i1), F2 = (i1, 3, i2),
+/// F3 = (i2, 3, 0), with (i1, i2) = (1, 2), or (2, 1) when `swap` (apex above the base's (0, 1, 2)
+/// normal), as buildTetrahedron orders them.
+struct LeanFaces {
+  alignas(32) Real cross[3][4];     ///< (y[v1] - y[v0]) x (y[v2] - y[v0]) as faceCross rounds it
+  alignas(32) Real crossAbs[3][4];  ///< faceCross's orient3d filter magnitude terms
+  alignas(32) Real n[3][4];         ///< faceNormalise's unit normal (lanes with planeValid set)
+  alignas(32) Real d[4];            ///< faceNormalise's plane distance
+  alignas(32) Real cy[4];           ///< cross · y[v0]
+  alignas(32) Real c2[4];           ///< |cross|²
+  int v[4][3];                      ///< each face's vertex indices into y
+  unsigned planeValid = 0;          ///< bit k: faceNormalise succeeded (|cross| > 0 and finite)
+  unsigned wellShaped = 0;          ///< bit k: |crossAbs|² <= 1e4 |cross|²
+  /// orient3d(face, origin) < 0 for every face, i.e. the origin strictly inside: 1 certain (the
+  /// filter decided all four), 0 certainly not (a face's filter says the origin is on or above it),
+  /// -1 undecided by the filter (a face needs the exact predicate).
+  int originInside = -1;
+
+  [[nodiscard, gnu::always_inline]] Vec3 crossOf(int k) const { return {cross[0][k], cross[1][k], cross[2][k]}; }
+  [[nodiscard, gnu::always_inline]] Vec3 crossAbsOf(int k) const { return {crossAbs[0][k], crossAbs[1][k], crossAbs[2][k]}; }
+  [[nodiscard, gnu::always_inline]] Vec3 normalOf(int k) const { return {n[0][k], n[1][k], n[2][k]}; }
+};
+
+/// Fills f for the tetrahedron y[0..3] (CSO points, A's frame).
+void leanFaces(const Vec3* y, bool swap, LeanFaces& f);
+
+}  // namespace proxima::detail
