@@ -944,7 +944,7 @@ TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
       for (int k = 0; k < 4; ++k) {
         const Vec3 &y0 = y[faces[k][0]], &y1 = y[faces[k][1]], &y2 = y[faces[k][2]];
         for (int i = 0; i < 3; ++i) ASSERT_EQ(F.v[k][i], faces[k][i]) << c << " " << k;
-        Vec3 cross, crossAbs, n;
+        Vec3 cross, crossAbs, n = Vec3::Zero();
         Real d = 0;
         faceCross(y0, y1, y2, cross, crossAbs);
         EXPECT_TRUE(sameBits(F.crossOf(k), cross) && sameBits(F.crossAbsOf(k), crossAbs)) << c << " " << k;
@@ -953,6 +953,10 @@ TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
         invalidPlanes += !valid;
         if (valid) {
           EXPECT_TRUE(sameBits(F.normalOf(k), n) && bits(F.d[k]) == bits(d)) << c << " " << k;
+          Real lam[3];
+          faceBarycentrics(y0, y1, y2, n, d * n, lam);
+          for (int i = 0; i < 3; ++i) EXPECT_EQ(bits(F.lambda[i][k]), bits(lam[i])) << c << " " << k << " " << i;
+          for (int i = 0; i < 4 && k == 0; ++i) EXPECT_EQ(bits(F.height[i]), bits(n.dot(y[i]))) << c << " " << i;
         }
         EXPECT_EQ(bits(F.cy[k]), bits(cross.dot(y0))) << c << " " << k;
         EXPECT_EQ(bits(F.c2[k]), bits(cross.squaredNorm())) << c << " " << k;

@@ -498,17 +498,18 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
   // indices of the closest face)
   // (forced inline: small, and once csoSupport and answerOnFace were, GCC left it as a call that
   // passed every point through memory, ~4 % of a settled polyhedral bed's step)
-  auto rememberFace = [&](const int* face, const Vec3* y, const Vec3* pa, const Vec3* lb, int nv, const Vec3& nLocal)
-      __attribute__((always_inline)) {
+  // (heights: nLocal·y[i] when the caller has them, else null)
+  auto rememberFace = [&](const int* face, const Vec3* y, const Vec3* pa, const Vec3* lb, int nv, const Vec3& nLocal,
+                          const Real* heights = nullptr) __attribute__((always_inline)) {
     cc.hasFace = true;
     cc.normalLocalA = nLocal;
     cc.faceSize = 3;
     for (int i = 0; i < 3; ++i) cc.faceA[i] = pa[face[i]], cc.faceB[i] = lb[face[i]];
     // The polytope's vertex deepest along -n: next step's apex of the warm tetrahedron.
     int apex = 0;
-    Real lowest = nLocal.dot(y[0]);
+    Real lowest = heights ? heights[0] : nLocal.dot(y[0]);
     for (int i = 1; i < nv; ++i) {
-      const Real h = nLocal.dot(y[i]);
+      const Real h = heights ? heights[i] : nLocal.dot(y[i]);
       if (h < lowest) lowest = h, apex = i;
     }
     cc.apexA = pa[apex], cc.apexB = lb[apex];
@@ -756,16 +757,13 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             Real worst = -std::numeric_limits<Real>::infinity();
             Real lam[3];
             for (int k = 0; k < 4; ++k) {
-              const int* g = F.v[k];
-              const Vec3 gn = F.normalOf(k);
-              if (!planed[k] || !(F.d[k] <= F.d[0] + 1e-9 * sc) || !(gn.dot(n) >= 1 - 1e-9)) continue;
-              Real l[3];
-              faceBarycentrics(y[g[0]], y[g[1]], y[g[2]], gn, F.d[k] * gn, l);
+              if (!planed[k] || !(F.d[k] <= F.d[0] + 1e-9 * sc) || !(F.normalOf(k).dot(n) >= 1 - 1e-9)) continue;
+              const Real l[3] = {F.lambda[0][k], F.lambda[1][k], F.lambda[2][k]};  // (faceBarycentrics')
               const Real m = min3(l[0], l[1], l[2]);
               if (m > worst) worst = m, best = k, have = true, lam[0] = l[0], lam[1] = l[1], lam[2] = l[2];
             }
             if (!have)  // (no candidate: non-finite planes only) the base's own barycentrics
-              faceBarycentrics(y[A[0]], y[A[1]], y[A[2]], n, F.d[0] * n, lam);
+              lam[0] = F.lambda[0][0], lam[1] = F.lambda[1][0], lam[2] = F.lambda[2][0];
             const int* G = F.v[best];
             Vec3 paF[3], pbA[3];
             for (int i = 0; i < 3; ++i) paF[i] = pa[G[i]], pbA[i] = bA[G[i]];
@@ -776,7 +774,7 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             out.expansions = 0;
             out.polytopeVertices = 4;
             cc.supportVertexA = hintA.vertex, cc.supportVertexB = hintB.vertex;
-            rememberFace(G, y, pa, lb, 4, n);
+            rememberFace(G, y, pa, lb, 4, n, F.height);
             return out;
           }
         }

@@ -22,6 +22,8 @@ struct LeanFaces {
   alignas(32) Real d[4];            ///< faceNormalise's plane distance
   alignas(32) Real cy[4];           ///< cross · y[v0]
   alignas(32) Real c2[4];           ///< |cross|²
+  alignas(32) Real lambda[3][4];    ///< faceBarycentrics of the origin's projection on each face
+  alignas(32) Real height[4];       ///< lane i: the base's normal · y[i] (vertex i, not face i)
   int v[4][3];                      ///< each face's vertex indices into y
   unsigned planeValid = 0;          ///< bit k: faceNormalise succeeded (|cross| > 0 and finite)
   unsigned wellShaped = 0;          ///< bit k: |crossAbs|² <= 1e4 |cross|²
