@@ -891,7 +891,8 @@ TEST(PenetrationWarmStart, LeanFaceStartIsBitIdenticalToTheGeneralPath) {
 // helpers the general path uses face by face (faceCross, faceOrient, faceNormalise): every field the
 // same bits, for both vertex orders, on random tetrahedra and on degenerate ones (the origin exactly
 // on a face, so the filter cannot decide; a repeated vertex, collinear and needle faces, a face 1e-9
-// the size of its apex distance, coordinates 1e6 from the origin, a non-finite point).
+// the size of its apex distance, coordinates 1e6 from the origin, a vertex whose products overflow),
+// with B at the identity and at random poses: the points as toA rounds them, the orientation.
 TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
   using namespace proxima::detail;
   std::mt19937_64 rng(77);
@@ -925,8 +926,8 @@ TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
       case 6:  // far from the origin
         for (auto& p : y) p += Vec3(1e6, -2e6, 5e5);
         break;
-      case 7:  // a non-finite coordinate
-        if (c % 32 == 7) y[c % 4].y() = std::numeric_limits<Real>::quiet_NaN();
+      case 7:  // a vertex at 1e160: its products overflow (infinite cross products, planes invalid)
+        if (c % 32 == 7) y[c % 4] *= 1e160;
         break;
       default: {  // the origin at the centroid: inside (unless flat)
         const Vec3 centroid = 0.25 * (y[0] + y[1] + y[2] + y[3]);
@@ -934,10 +935,39 @@ TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
         break;
       }
     }
-    const bool finite = std::all_of(y, y + 4, [](const Vec3& p) { return p.allFinite(); });
-    for (const bool swap : {false, true}) {
+    // Half the cases with B at the identity (y = pa exactly, so the degenerate families stay
+    // exact), half with a random pose; each also with vertices 1 and 2 exchanged (the other order).
+    const bool posed = c % 2 == 1;
+    const Mat3 R = posed ? Mat3(test::randomRotation(rng).toRotationMatrix()) : Mat3(Mat3::Identity());
+    const Vec3 t = posed ? Vec3(u(rng), u(rng), u(rng)) : Vec3::Zero();
+    for (const bool exchange : {false, true}) {
+      if (exchange) std::swap(y[1], y[2]);
+      Vec3 pa[4], lb[4], bA0[4], y0s[4];
+      Real scale0 = 0;
+      for (int i = 0; i < 4; ++i) {
+        lb[i] = posed ? Vec3(u(rng), u(rng), u(rng)) : Vec3::Zero();
+        bA0[i] = mulMat(R, lb[i]) + t;
+        pa[i] = y[i] + bA0[i];
+        y0s[i] = pa[i] - bA0[i];
+        scale0 = std::max(scale0, y0s[i].squaredNorm());
+      }
       LeanFaces F;
-      leanFaces(y, swap, F);
+      Vec3 ys[4], bA[4];
+      Real scale2 = -1;
+      int expectedOrientation = 0;
+      {
+        Vec3 c012, a012;
+        faceCross(y0s[0], y0s[1], y0s[2], c012, a012);
+        if (c012.squaredNorm() > 0)
+          expectedOrientation = faceOrient(c012, a012, y0s[0], y0s[1], y0s[2], y0s[3], Vec3(y0s[3] - y0s[0]));
+      }
+      const int orientation = leanTetrahedron(R, t, pa, lb, ys, bA, scale2, F);
+      for (int i = 0; i < 4; ++i) ASSERT_TRUE(sameBits(ys[i], y0s[i]) && sameBits(bA[i], bA0[i])) << c << " " << i;
+      ASSERT_EQ(bits(scale2), bits(scale0)) << c;
+      ASSERT_EQ(orientation, expectedOrientation) << c;
+      if (orientation == 0) continue;
+      const bool swap = orientation > 0;
+      std::copy(ys, ys + 4, y);
       const int i1 = swap ? 2 : 1, i2 = swap ? 1 : 2;
       const int faces[4][3] = {{0, i1, i2}, {0, 3, i1}, {i1, 3, i2}, {i2, 3, 0}};
       bool allBelow = true;
@@ -961,12 +991,7 @@ TEST(PenetrationWarmStart, LeanFacesMatchTheScalarHelpersBitForBit) {
         EXPECT_EQ(bits(F.cy[k]), bits(cross.dot(y0))) << c << " " << k;
         EXPECT_EQ(bits(F.c2[k]), bits(cross.squaredNorm())) << c << " " << k;
         EXPECT_EQ(((F.wellShaped >> k) & 1u) != 0, crossAbs.squaredNorm() <= 1e4 * cross.squaredNorm()) << c << " " << k;
-        // (the exact predicate only on finite points: the callers never pass it others)
-        if (finite) allBelow = allBelow && faceOrient(cross, crossAbs, y0, y1, y2, Vec3::Zero(), Vec3(-y0)) < 0;
-      }
-      if (!finite) {  // no verdict of the filter from a NaN: the caller's path (the general one) decides
-        EXPECT_LT(F.originInside, 1) << c;
-        continue;
+        allBelow = allBelow && faceOrient(cross, crossAbs, y0, y1, y2, Vec3::Zero(), Vec3(-y0)) < 0;
       }
       // The filter's verdict, where it gives one, is the exact predicate's.
       if (F.originInside < 0)

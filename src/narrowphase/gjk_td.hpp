@@ -21,6 +21,7 @@
 
 #include "box_box.hpp"
 #include "cores.hpp"
+#include "face_geometry.hpp"
 #include "lean_face.hpp"
 #include "proxima/core/predicates.hpp"
 #include "proxima/narrowphase/gjk.hpp"
@@ -51,43 +52,6 @@ namespace proxima::detail {
   if (m < b) m = b;
   if (m < c) m = c;
   return m;
-}
-
-/// facePlane's first half: the cross product (y1 - y0) x (y2 - y0) as rounded and the magnitude
-/// terms of the orient3d filter.
-[[gnu::always_inline]] inline void faceCross(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross,
-                                             Vec3& crossAbs) {
-  const Vec3 u = y1 - y0, v = y2 - y0;
-  cross = u.cross(v);
-  crossAbs = Vec3(std::abs(u.y() * v.z()) + std::abs(u.z() * v.y()), std::abs(u.z() * v.x()) + std::abs(u.x() * v.z()),
-                  std::abs(u.x() * v.y()) + std::abs(u.y() * v.x()));
-}
-/// facePlane's second half: unit normal and plane distance from the cross product.
-[[gnu::always_inline]] inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const Vec3& cross,
-                                                 Vec3& n, Real& d) {
-  const Real len = cross.norm();
-  if (!(len > 0 && std::isfinite(len))) return false;
-  n = cross / len;
-  d = (n.dot(y0) + n.dot(y1) + n.dot(y2)) / 3.0;
-  return true;
-}
-/// Plane of triangle (y0, y1, y2): faceCross, then the unit normal and the plane distance from the
-/// origin (the mean over the vertices: least cancellation). False when the normal is zero or not finite.
-[[gnu::always_inline]] inline bool facePlane(const Vec3& y0, const Vec3& y1, const Vec3& y2, Vec3& cross,
-                                             Vec3& crossAbs, Vec3& n, Real& d) {
-  faceCross(y0, y1, y2, cross, crossAbs);
-  return faceNormalise(y0, y1, y2, cross, n, d);
-}
-
-/// Sign of orient3d(y0, y1, y2, q) from the face's cached cross product (w = q - y0): the filter
-/// first, the exact predicate only when it is uncertain.
-[[gnu::always_inline]] inline int faceOrient(const Vec3& cross, const Vec3& crossAbs, const Vec3& y0, const Vec3& y1,
-                                             const Vec3& y2, const Vec3& q, const Vec3& w) {
-  const Real det = cross.dot(w);
-  const Real bound = 16.0 * tol::kEps * crossAbs.dot(w.cwiseAbs());
-  if (det > bound) return 1;
-  if (det < -bound) return -1;
-  return exactOrient3d(y0, y1, y2, q);
 }
 
 /// Convex polytope inside the CSO A - B, grown by support points (beneath-beyond insertion with
@@ -371,16 +335,6 @@ class ExpandingPolytope {
 /// Per-thread scratch polytope (~60 kB; one per thread, shared by every shape pair).
 ExpandingPolytope& scratchPolytope();
 
-/// λ of the projection p of the origin on triangle (a, b, c) with unit normal n, by area ratios in
-/// the plane (Descantes Eqs. 8-10 rewritten; stays regular as the depth goes to zero).
-[[gnu::always_inline]] inline void faceBarycentrics(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n,
-                                                    const Vec3& p, Real lam[3]) {
-  const Real total = n.dot((b - a).cross(c - a));
-  lam[0] = n.dot((b - p).cross(c - p)) / total;
-  lam[1] = n.dot((c - p).cross(a - p)) / total;
-  lam[2] = 1.0 - lam[0] - lam[1];
-}
-
 /// The cold cache (value-initialised once): copying it is cheaper than value-initialising it per
 /// query, which compiled to a `rep stos`.
 inline const ContactCache& coldContactCache() {
@@ -661,28 +615,21 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       // toA and the orientation test below, forced inline here only: GCC kept both as calls (seven
       // per query), and the general path, which they serve too, runs faster with them out of line.
       auto toALean = [&](const Vec3& l) __attribute__((always_inline)) -> Vec3 { return mulMat(R, l) + t; };
-      Real scale2 = 0;
       for (int i = 0; i < 4; ++i) {
         pa[i] = i < 3 ? cc.faceA[i] : cc.apexA;
         lb[i] = i < 3 ? cc.faceB[i] : cc.apexB;
-        bA[i] = toALean(lb[i]);
-        y[i] = pa[i] - bA[i];
-        scale2 = std::max(scale2, y[i].squaredNorm());
       }
-      // The base's orientation, then the tetrahedron's four faces at once (lean_face.hpp: each
-      // face's cross product, filter terms and plane as buildTetrahedron's makeFace rounds them).
-      Vec3 c012, a012;
-      faceCross(y[0], y[1], y[2], c012, a012);
-      const int orientation =
-          c012.squaredNorm() > 0 ? faceOrient(c012, a012, y[0], y[1], y[2], y[3], Vec3(y[3] - y[0])) : 0;
-      bool ok = orientation != 0;
+      // The tetrahedron's points, the base's orientation and the four faces at once (lean_face.hpp:
+      // the points as toA rounds them, each face as buildTetrahedron's makeFace does).
+      Real scale2 = 0;
       LeanFaces F;
+      const int orientation = leanTetrahedron(R, t, pa, lb, y, bA, scale2, F);
+      bool ok = orientation != 0;
       // ExpandingPolytope::originBelow / sees for face k: sign of orient3d(face, q), w = q - y[v0].
       auto below = [&](int k, const Vec3& w, const Vec3& q) __attribute__((always_inline)) {
         return faceOrient(F.crossOf(k), F.crossAbsOf(k), y[F.v[k][0]], y[F.v[k][1]], y[F.v[k][2]], q, w);
       };
       if (ok) {
-        leanFaces(y, orientation > 0, F);
         // The origin strictly below every face: the filter's verdict, or where it could not decide
         // a face, face by face with the exact predicate.
         if (F.originInside < 0)

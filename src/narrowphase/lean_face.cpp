@@ -1,8 +1,10 @@
 #include "lean_face.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "face_geometry.hpp"
 #include "proxima/core/tolerances.hpp"
 
 // (The vector helpers are always inlined: no vector value crosses a call, so the ABI note GCC gives
@@ -32,15 +34,13 @@ typedef long long M4 __attribute__((vector_size(32)));
 [[gnu::always_inline]] inline void store(Real* dst, V4 v) { std::memcpy(dst, &v, sizeof v); }
 
 // buildTetrahedron's faces {i0, i1, i2}, {i0, i3, i1}, {i1, i3, i2}, {i2, i3, i0} with (i0, i3) = (0, 3).
+// (X, Y, Z: the vertices' coordinates, lane i for vertex i)
 template <bool Swap>
-[[gnu::always_inline]] inline void faces(const Vec3* y, LeanFaces& f) {
+[[gnu::always_inline]] inline void faces(V4 X, V4 Y, V4 Z, LeanFaces& f) {
   constexpr long long i1 = Swap ? 2 : 1, i2 = Swap ? 1 : 2;
   constexpr M4 s0 = {0, 0, i1, i2}, s1 = {i1, 3, 3, 3}, s2 = {i2, i1, i2, 0};
   const int v[4][3] = {{0, int(i1), int(i2)}, {0, 3, int(i1)}, {int(i1), 3, int(i2)}, {int(i2), 3, 0}};
   std::memcpy(f.v, v, sizeof v);
-  const V4 X = {y[0].x(), y[1].x(), y[2].x(), y[3].x()};
-  const V4 Y = {y[0].y(), y[1].y(), y[2].y(), y[3].y()};
-  const V4 Z = {y[0].z(), y[1].z(), y[2].z(), y[3].z()};
   // Each face's vertices v0, v1, v2, lane k for face k.
   const V4 x0 = __builtin_shuffle(X, s0), y0 = __builtin_shuffle(Y, s0), z0 = __builtin_shuffle(Z, s0);
   const V4 x1 = __builtin_shuffle(X, s1), y1 = __builtin_shuffle(Y, s1), z1 = __builtin_shuffle(Z, s1);
@@ -93,11 +93,37 @@ template <bool Swap>
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default"))) void leanFaces(const Vec3* y, bool swap, LeanFaces& f) {
-  if (swap)
-    faces<true>(y, f);
-  else
-    faces<false>(y, f);
+__attribute__((target_clones("avx2", "default"))) int leanTetrahedron(const Mat3& R, const Vec3& t, const Vec3* pa,
+                                                                        const Vec3* lb, Vec3* y, Vec3* bA, Real& scale2,
+                                                                        LeanFaces& f) {
+  // bA = mulMat(R, lb) + t, lane i for point i: ((R(r, 0) x + R(r, 1) y) + R(r, 2) z) + t_r.
+  const V4 LX = {lb[0].x(), lb[1].x(), lb[2].x(), lb[3].x()};
+  const V4 LY = {lb[0].y(), lb[1].y(), lb[2].y(), lb[3].y()};
+  const V4 LZ = {lb[0].z(), lb[1].z(), lb[2].z(), lb[3].z()};
+  auto row = [&](int r) __attribute__((always_inline)) {
+    return ((R(r, 0) * LX + R(r, 1) * LY) + R(r, 2) * LZ) + t[r];
+  };
+  const V4 BX = row(0), BY = row(1), BZ = row(2);
+  const V4 X = V4{pa[0].x(), pa[1].x(), pa[2].x(), pa[3].x()} - BX;
+  const V4 Y = V4{pa[0].y(), pa[1].y(), pa[2].y(), pa[3].y()} - BY;
+  const V4 Z = V4{pa[0].z(), pa[1].z(), pa[2].z(), pa[3].z()} - BZ;
+  const V4 s2 = (X * X + Y * Y) + Z * Z;  // (squaredNorm's order)
+  Real m = 0;
+  for (int i = 0; i < 4; ++i) {  // (std::max in the caller's order: a NaN is passed over the same way)
+    m = std::max(m, s2[i]);
+    y[i] = Vec3(X[i], Y[i], Z[i]), bA[i] = Vec3(BX[i], BY[i], BZ[i]);
+  }
+  scale2 = m;
+  // The apex against the base (0, 1, 2), with the scalar helpers (faceCross, faceOrient).
+  Vec3 c012, a012;
+  faceCross(y[0], y[1], y[2], c012, a012);
+  const int orientation =
+      c012.squaredNorm() > 0 ? faceOrient(c012, a012, y[0], y[1], y[2], y[3], Vec3(y[3] - y[0])) : 0;
+  if (orientation > 0)
+    faces<true>(X, Y, Z, f);
+  else if (orientation < 0)
+    faces<false>(X, Y, Z, f);
+  return orientation;
 }
 
 }  // namespace proxima::detail

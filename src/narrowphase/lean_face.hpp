@@ -13,8 +13,8 @@
 namespace proxima::detail {
 
 /// Lane k is face k of the tetrahedron: F0 = (0, i1, i2) the base, F1 = (0, 3, i1), F2 = (i1, 3, i2),
-/// F3 = (i2, 3, 0), with (i1, i2) = (1, 2), or (2, 1) when `swap` (apex above the base's (0, 1, 2)
-/// normal), as buildTetrahedron orders them.
+/// F3 = (i2, 3, 0), with (i1, i2) = (1, 2), or (2, 1) when the apex lies above the base's (0, 1, 2)
+/// normal, as buildTetrahedron orders them.
 struct LeanFaces {
   alignas(32) Real cross[3][4];     ///< (y[v1] - y[v0]) x (y[v2] - y[v0]) as faceCross rounds it
   alignas(32) Real crossAbs[3][4];  ///< faceCross's orient3d filter magnitude terms
@@ -37,7 +37,13 @@ struct LeanFaces {
   [[nodiscard, gnu::always_inline]] Vec3 normalOf(int k) const { return {n[0][k], n[1][k], n[2][k]}; }
 };
 
-/// Fills f for the tetrahedron y[0..3] (CSO points, A's frame).
-void leanFaces(const Vec3* y, bool swap, LeanFaces& f);
+/// The tetrahedron of a cached face and apex: pa[i] A's points (A's frame), lb[i] B's (B's frame),
+/// i = 0..3 (3: the apex); R, t: B's pose in A's frame. Writes B's points in A's frame
+/// bA[i] = mulMat(R, lb[i]) + t, the CSO points y[i] = pa[i] - bA[i] and scale2 = max |y[i]|²
+/// (as the caller's loop over the points rounds them). Returns the sign of orient3d(y0, y1, y2, y3)
+/// (faceCross and faceOrient on the base: 0 when the base has no area or the apex lies in its plane);
+/// when it is not 0, f holds the faces, with (i1, i2) = (2, 1) when it is positive.
+int leanTetrahedron(const Mat3& R, const Vec3& t, const Vec3* pa, const Vec3* lb, Vec3* y, Vec3* bA, Real& scale2,
+                    LeanFaces& f);
 
 }  // namespace proxima::detail
