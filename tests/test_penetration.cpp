@@ -836,15 +836,28 @@ TEST(PenetrationWarmStart, LeanFaceStartIsBitIdenticalToTheGeneralPath) {
       }
       touch = lo;
     }
-    ContactCache c1, c2;
-    PenetrationOptions on, off;
+    ContactCache c1, c2, c3;
+    PenetrationOptions on, off, dem;
     off.leanWarmFace = false;
+    dem.reportSimplex = false;  // (the DEM's setting: the lean answer's witnesses take their own code)
     for (int i = 0; i < 200; ++i) {
       qa = sa * qa, qb = sb * qb;
       const Real sep = pair % 2 ? 0.9 + 0.5 * std::sin(0.07 * i) : touch - 1e-3 + 1e-7 * i;
       const Transform pa = at(far, qa), pb = at(far + dir * sep, qb);
       const ContactResult r1 = contact(a, pa, b, pb, on, &c1);
       const ContactResult r2 = contact(a, pa, b, pb, off, &c2);
+      const ContactResult r3 = contact(a, pa, b, pb, dem, &c3);
+      ASSERT_EQ(r3.status, r2.status) << pair << " " << i;
+      EXPECT_TRUE(r3.distance == r2.distance || (std::isnan(r3.distance) && std::isnan(r2.distance)));
+      EXPECT_TRUE(same(r3.normal, r2.normal) && same(r3.witnessA, r2.witnessA) && same(r3.witnessB, r2.witnessB) &&
+                  same(r3.contactPoint, r2.contactPoint) && r3.depth == r2.depth && r3.lowerBound == r2.lowerBound)
+          << pair << " " << i;
+      EXPECT_EQ(r3.simplexSize, r2.status == Status::Overlapping && r2.simplexSize == 3 ? 0 : r2.simplexSize)
+          << pair << " " << i;
+      ASSERT_EQ(r3.contactCount, r2.contactCount) << pair << " " << i;
+      for (int k = 0; k < r3.contactCount; ++k)
+        EXPECT_TRUE(same(r3.contacts[k].point, r2.contacts[k].point) && r3.contacts[k].depth == r2.contacts[k].depth)
+            << pair << " " << i;
       ++queries;
       overlapping += r2.status == Status::Overlapping;
       lean += r1.polytopeVertices == 4 && r1.expansions == 0 && r1.status == Status::Overlapping;

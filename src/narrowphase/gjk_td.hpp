@@ -712,10 +712,19 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
             if (!have)  // (no candidate: non-finite planes only) the base's own barycentrics
               lam[0] = F.lambda[0][0], lam[1] = F.lambda[1][0], lam[2] = F.lambda[2][0];
             const int* G = F.v[best];
-            Vec3 paF[3], pbA[3];
-            for (int i = 0; i < 3; ++i) paF[i] = pa[G[i]], pbA[i] = bA[G[i]];
             const Real d = h < 0 ? 0 : h;
-            answerOnFace(Status::Overlapping, d, n, paF, pbA, lam);
+            if (opt.reportSimplex) {
+              Vec3 paF[3], pbA[3];
+              for (int i = 0; i < 3; ++i) paF[i] = pa[G[i]], pbA[i] = bA[G[i]];
+              answerOnFace(Status::Overlapping, d, n, paF, pbA, lam);
+            } else {  // (the DEM's setting) answerOnFace's witnesses in lanes, same bits
+              out.status = Status::Overlapping;
+              out.distance = -d;
+              out.depth = d;
+              leanFaceAnswer(poseA.rotation, poseA.translation, n, pa, bA, G, lam, out.normal, out.witnessA,
+                             out.witnessB, out.contactPoint);
+              out.simplexSize = 0;
+            }
             out.lowerBound = -d;
             out.iterations = 0;
             out.expansions = 0;

@@ -93,6 +93,30 @@ template <bool Swap>
 
 }  // namespace
 
+// A point of three coordinates in lanes 0-2 (lane 3 zero; 16- and 8-byte loads: never past the point).
+[[gnu::always_inline]] inline V4 lanes(const Vec3& p) { return V4{p.x(), p.y(), p.z(), 0}; }
+[[gnu::always_inline]] inline void storePoint(Vec3& p, V4 v) { p = Vec3(v[0], v[1], v[2]); }
+
+__attribute__((target_clones("avx2", "default"))) void leanFaceAnswer(const Mat3& Ra, const Vec3& ta, const Vec3& nLocal,
+                                                                       const Vec3* pa, const Vec3* bA, const int* face,
+                                                                       const Real* lam, Vec3& normal, Vec3& witnessA,
+                                                                       Vec3& witnessB, Vec3& midpoint) {
+  // za, zb: Σ lam_i p_i from zero in order; then mulMat(Ra, ·) as columns, (c0 x + c1 y) + c2 z (each
+  // lane is one row of mulMat's sum), + ta.
+  V4 za = {0, 0, 0, 0}, zb = {0, 0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    za += lam[i] * lanes(pa[face[i]]);
+    zb += lam[i] * lanes(bA[face[i]]);
+  }
+  const V4 c0 = lanes(Ra.col(0)), c1 = lanes(Ra.col(1)), c2 = lanes(Ra.col(2)), t = lanes(ta);
+  auto rotate = [&](V4 v) __attribute__((always_inline)) { return (c0 * v[0] + c1 * v[1]) + c2 * v[2]; };
+  const V4 wa = rotate(za) + t, wb = rotate(zb) + t;
+  storePoint(normal, rotate(lanes(nLocal)));
+  storePoint(witnessA, wa);
+  storePoint(witnessB, wb);
+  storePoint(midpoint, 0.5 * (wa + wb));
+}
+
 __attribute__((target_clones("avx2", "default"))) int leanTetrahedron(const Mat3& R, const Vec3& t, const Vec3* pa,
                                                                         const Vec3* lb, Vec3* y, Vec3* bA, Real& scale2,
                                                                         LeanFaces& f) {

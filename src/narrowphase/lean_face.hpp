@@ -46,4 +46,11 @@ struct LeanFaces {
 int leanTetrahedron(const Mat3& R, const Vec3& t, const Vec3* pa, const Vec3* lb, Vec3* y, Vec3* bA, Real& scale2,
                     LeanFaces& f);
 
+/// GJK-TD's face answer (gjk_td.hpp answerOnFace) for the lean path: on the face (pa[face[i]] -
+/// bA[face[i]], i = 0..2) with barycentrics lam, A's point za = Σ lam_i pa and B's zb = Σ lam_i bA
+/// (A's frame); with A's pose (Ra, ta): the normal Ra nLocal, the witnesses Ra za + ta and
+/// Ra zb + ta, and their midpoint. The scalar form's bits.
+void leanFaceAnswer(const Mat3& Ra, const Vec3& ta, const Vec3& nLocal, const Vec3* pa, const Vec3* bA, const int* face,
+                    const Real* lam, Vec3& normal, Vec3& witnessA, Vec3& witnessB, Vec3& midpoint);
+
 }  // namespace proxima::detail
