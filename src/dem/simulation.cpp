@@ -526,10 +526,21 @@ void Simulation::cacheSphereRadii() {
 }
 
 Transform Simulation::poseOf(int i) const {
-  const auto k = static_cast<std::size_t>(i);
-  const Transform body(particles_.orientation[k], particles_.position[k]);
+  Transform pose;
+  poseInto(static_cast<std::size_t>(i), pose);
+  return pose;
+}
+
+// poseOf written in place (computeForces' loop over every particle: returned by value and assigned,
+// the pose was built once and copied twice).
+void Simulation::poseInto(std::size_t k, Transform& pose) const {
   const ParticleShape& s = shapes_[static_cast<std::size_t>(particles_.shape[k])];
-  return s.localIsIdentity ? body : body * s.local;
+  if (s.localIsIdentity) {  // (Transform(q, p)'s arithmetic)
+    pose.rotation = particles_.orientation[k].normalized().toRotationMatrix();
+    pose.translation = particles_.position[k];
+  } else {
+    pose = Transform(particles_.orientation[k], particles_.position[k]) * s.local;
+  }
 }
 
 void Simulation::kickParticle(std::size_t i, Real h) {
@@ -1611,7 +1622,7 @@ void Simulation::computeForces(Real kick) {
 #pragma omp parallel for schedule(static) if (parallel_)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      pose_[k] = poseOf(static_cast<int>(i));
+      poseInto(k, pose_[k]);
       poseFinite_[k] = pose_[k].translation.allFinite() && pose_[k].rotation.allFinite();
     }
     // Shapes were validated when added and rotations come from unit quaternions: the narrow phase

@@ -246,6 +246,7 @@ class Simulation {
   void kickLids(Real h);
   void driftWalls(Real h);
   [[nodiscard]] Transform poseOf(int i) const;
+  void poseInto(std::size_t i, Transform& pose) const;
   void cacheSphereRadii();
   /// The square roots a contact's normal and tangential laws share, worked out once per contact:
   /// √m*; Hertz: a = √(R* δ) and √a; linear: the normal stiffness k_n.
