@@ -612,8 +612,8 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
       // B's points in A's frame (R lb + t), kept: the answer's witnesses on B are these same values
       // (same bits), not a second product.
       Vec3 bA[5];
-      // toA and the orientation test below, forced inline here only: GCC kept both as calls (seven
-      // per query), and the general path, which they serve too, runs faster with them out of line.
+      // toA for the support point, forced inline here only: GCC kept it as a call, and the general
+      // path, which it serves too, runs faster with it out of line.
       auto toALean = [&](const Vec3& l) __attribute__((always_inline)) -> Vec3 { return mulMat(R, l) + t; };
       for (int i = 0; i < 4; ++i) {
         pa[i] = i < 3 ? cc.faceA[i] : cc.apexA;

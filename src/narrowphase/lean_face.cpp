@@ -7,8 +7,8 @@
 #include "face_geometry.hpp"
 #include "proxima/core/tolerances.hpp"
 
-// (The vector helpers are always inlined: no vector value crosses a call, so the ABI note GCC gives
-// for the baseline clone does not apply.)
+// (The vector helpers are always inlined and take their vectors by reference: no vector crosses a
+// call, so GCC's warning about the ABI of 32-byte vector returns in the baseline clone does not apply.)
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace proxima::detail {
@@ -20,23 +20,23 @@ namespace {
 typedef Real V4 __attribute__((vector_size(32)));
 typedef long long M4 __attribute__((vector_size(32)));
 
-[[gnu::always_inline]] inline V4 absV(V4 x) {
+[[gnu::always_inline]] inline V4 absV(const V4& x) {
   constexpr long long kMagnitude = 0x7fffffffffffffffLL;
   return reinterpret_cast<V4>(reinterpret_cast<M4>(x) & M4{kMagnitude, kMagnitude, kMagnitude, kMagnitude});
 }
 // Bit k set when lane k of the comparison m is true (an OR across lanes in registers: the clones
 // share one source, so no movemask intrinsic, which only the AVX clone may call).
-[[gnu::always_inline]] inline unsigned laneBits(M4 m) {
+[[gnu::always_inline]] inline unsigned laneBits(const M4& m) {
   const M4 b = m & M4{1, 2, 4, 8};
   const M4 h = b | __builtin_shuffle(b, M4{2, 3, 0, 1});
   return static_cast<unsigned>((h | __builtin_shuffle(h, M4{1, 0, 3, 2}))[0]);
 }
-[[gnu::always_inline]] inline void store(Real* dst, V4 v) { std::memcpy(dst, &v, sizeof v); }
+[[gnu::always_inline]] inline void store(Real* dst, const V4& v) { std::memcpy(dst, &v, sizeof v); }
 
 // buildTetrahedron's faces {i0, i1, i2}, {i0, i3, i1}, {i1, i3, i2}, {i2, i3, i0} with (i0, i3) = (0, 3).
 // (X, Y, Z: the vertices' coordinates, lane i for vertex i)
 template <bool Swap>
-[[gnu::always_inline]] inline void faces(V4 X, V4 Y, V4 Z, LeanFaces& f) {
+[[gnu::always_inline]] inline void faces(const V4& X, const V4& Y, const V4& Z, LeanFaces& f) {
   constexpr long long i1 = Swap ? 2 : 1, i2 = Swap ? 1 : 2;
   constexpr M4 s0 = {0, 0, i1, i2}, s1 = {i1, 3, 3, 3}, s2 = {i2, i1, i2, 0};
   const int v[4][3] = {{0, int(i1), int(i2)}, {0, 3, int(i1)}, {int(i1), 3, int(i2)}, {int(i2), 3, 0}};
@@ -78,7 +78,8 @@ template <bool Swap>
   const V4 px = d * nx, py = d * ny, pz = d * nz;
   const V4 total = (nx * cx + ny * cy) + nz * cz;
   // n · ((q - p) x (r - p))
-  auto area = [&](V4 qx, V4 qy, V4 qz, V4 rx, V4 ry, V4 rz) __attribute__((always_inline)) {
+  auto area = [&](const V4& qx, const V4& qy, const V4& qz, const V4& rx, const V4& ry, const V4& rz)
+                  __attribute__((always_inline)) {
     const V4 ax_ = qx - px, ay_ = qy - py, az_ = qz - pz, bx_ = rx - px, by_ = ry - py, bz_ = rz - pz;
     const V4 sx = ay_ * bz_ - az_ * by_, sy = az_ * bx_ - ax_ * bz_, sz = ax_ * by_ - ay_ * bx_;
     return (nx * sx + ny * sy) + nz * sz;
@@ -91,11 +92,11 @@ template <bool Swap>
   store(f.height, (bx * X + by * Y) + bz * Z);
 }
 
-}  // namespace
-
 // A point of three coordinates in lanes 0-2 (lane 3 zero; 16- and 8-byte loads: never past the point).
 [[gnu::always_inline]] inline V4 lanes(const Vec3& p) { return V4{p.x(), p.y(), p.z(), 0}; }
-[[gnu::always_inline]] inline void storePoint(Vec3& p, V4 v) { p = Vec3(v[0], v[1], v[2]); }
+[[gnu::always_inline]] inline void storePoint(Vec3& p, const V4& v) { p = Vec3(v[0], v[1], v[2]); }
+
+}  // namespace
 
 __attribute__((target_clones("avx2", "default"))) void leanFaceAnswer(const Mat3& Ra, const Vec3& ta, const Vec3& nLocal,
                                                                        const Vec3* pa, const Vec3* bA, const int* face,
@@ -109,7 +110,7 @@ __attribute__((target_clones("avx2", "default"))) void leanFaceAnswer(const Mat3
     zb += lam[i] * lanes(bA[face[i]]);
   }
   const V4 c0 = lanes(Ra.col(0)), c1 = lanes(Ra.col(1)), c2 = lanes(Ra.col(2)), t = lanes(ta);
-  auto rotate = [&](V4 v) __attribute__((always_inline)) { return (c0 * v[0] + c1 * v[1]) + c2 * v[2]; };
+  auto rotate = [&](const V4& v) __attribute__((always_inline)) { return (c0 * v[0] + c1 * v[1]) + c2 * v[2]; };
   const V4 wa = rotate(za) + t, wb = rotate(zb) + t;
   storePoint(normal, rotate(lanes(nLocal)));
   storePoint(witnessA, wa);

@@ -1,11 +1,14 @@
-// Private: the four faces of GJK-TD's lean warm tetrahedron (gjk_td.hpp), computed four at a time.
+// Private: GJK-TD's lean warm tetrahedron (gjk_td.hpp) in vector lanes.
 //
 // A persisting polyhedral face contact (every DEM step of a resting pair) re-evaluates the cached
-// face (0, 1, 2) and apex 3 as a tetrahedron: each face's cross product and orient3d filter terms,
-// whether the origin lies strictly below all four, each face's plane. Written once per face, this
-// was most of the lean path's arithmetic; here the four faces are the four lanes of one vector
-// (AVX2 where the processor has it, else two SSE2 halves), with the scalar helpers' operations in
-// the same order per lane (faceCross, faceOrient, faceNormalise): the same bits as face by face.
+// face (0, 1, 2) and apex 3 as a tetrahedron: B's points mapped to A's frame, each face's cross
+// product and orient3d filter terms, whether the origin lies strictly below all four faces, each
+// face's plane and barycentrics, and, once accepted, the answer's witnesses. Written point by point
+// and face by face, this was most of the lean path's arithmetic; here four points or four faces are
+// the four lanes of one vector (AVX2 where the processor has it, else two SSE2 halves), with the
+// scalar helpers' operations in the same order per lane (mulMat, faceCross, faceOrient,
+// faceNormalise, faceBarycentrics): the same bits as one by one. (Settled polyhedra10k bed:
+// 4 853 -> 4 324 instructions per narrow-phase call, instruction_profile.py.)
 #pragma once
 
 #include "proxima/core/types.hpp"
