@@ -12,7 +12,7 @@
 #include <random>
 #include <string>
 
-#include "../src/narrowphase/gjk_td.hpp"
+#include "../src/narrowphase/face_geometry.hpp"
 #include "../src/narrowphase/lean_face.hpp"
 #include "../src/narrowphase/valid_input.hpp"
 #include "proxima/narrowphase/distance.hpp"
