@@ -364,7 +364,7 @@ TEST(PenetrationBoxBox, SeparatingAxisAgreesWithOracleAndExpansion) {
     const LD gapAtOurs = gapAlong(boxVertices(ha, pa), boxVertices(hb, pb), r.normal.cast<LD>());
     EXPECT_LE(std::abs(-gapAtOurs - r.depth) / scale, 1e-12L) << k << " family " << family;
     EXPECT_NEAR(r.normal.norm(), 1, 4e-15) << k;
-    const Real tol = 1e-9 * static_cast<Real>(scale);
+    const Real tol = 1e-12 * static_cast<Real>(scale);
     EXPECT_LE((r.witnessA - r.witnessB - r.depth * r.normal).norm(), tol) << k << " family " << family;
     EXPECT_TRUE(onSurface(ha, pa, r.witnessA, tol)) << k << " family " << family;
     EXPECT_TRUE(onSurface(hb, pb, r.witnessB, tol)) << k << " family " << family;
@@ -380,6 +380,100 @@ TEST(PenetrationBoxBox, SeparatingAxisAgreesWithOracleAndExpansion) {
   EXPECT_GT(bySat, checked * 9 / 10);
   EXPECT_LE(worst, 1e-12L);
   EXPECT_LE(worstGeneral, 1e-12L);
+}
+
+// Validation §22 case D (the contact hunt of 2026-11-27): two boxes whose supporting edges are parallel
+// to ~1e-12 rad, depth 8.2e-10. The line-line closest points of such edges are ill-conditioned (their
+// errors grow as 1 / sin² of the angle): the separating-axis answer had put its witnesses 1.2e-4
+// apart along the edges. Then a sweep of nearly parallel edge-edge contacts, 1e-15 .. 1e-2 rad, at
+// shallow depths: witnesses on both surfaces, depth x normal apart, the depth attained along the normal.
+TEST(PenetrationBoxBox, NearlyParallelEdgesGiveConsistentWitnesses) {
+  auto rows = [](std::initializer_list<Real> v) {
+    Mat3 m;
+    auto it = v.begin();
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) m(i, j) = *it++;
+    return m;
+  };
+  struct Case {
+    Vec3 ha, hb;
+    Transform pa, pb;
+  };
+  std::vector<Case> cases;
+  cases.push_back({Vec3(0.84956229759069068, 0.2391720415527685, 0.48764092928970909),
+                   Vec3(0.78022515265309156, 0.78022515265309156, 0.44375560162788785),
+                   Transform(rows({0.44578422800213313, 0.29078744674599022, 0.8465926310094426, -0.88339120663868365,
+                                   0.29564400372009836, 0.36361325484338597, -0.14455586497265627, -0.90996553994055107,
+                                   0.38867250741814596}),
+                             Vec3(1.85270698940044, -0.79519345989042667, -0.98613247415871907)),
+                   Transform(rows({-0.84659267526785831, 0.27469691534741753, 0.45587547299830078, -0.36361387432867504,
+                                   0.32697312668650169, -0.87228064567577313, -0.38867183147033091, -0.904229052355357,
+                                   -0.1769294444066114}),
+                             Vec3(-0.084697909832986668, -0.44408736141202154, -0.35406151095253552))});
+  std::mt19937_64 rng(2211);
+  std::uniform_real_distribution<Real> u(-1, 1), s(0.2, 1.5), lgAngle(-15, -2), lgDepth(-12, -3);
+  for (int k = 0; k < 3000; ++k) {
+    const Vec3 ha(s(rng), s(rng), s(rng)), hb(s(rng), s(rng), s(rng));
+    const Quat qa = test::randomRotation(rng);
+    // B turned about A's edge axis i by a large angle, then tilted by a tiny one: B's edge j stays
+    // nearly parallel to A's edge i while their faces are far from parallel.
+    const int i = k % 3, j = (k / 3) % 3;
+    const Vec3 ai = qa * Vec3::Unit(i);
+    const Quat turn(Eigen::AngleAxis<Real>(0.3 + 1.2 * std::abs(u(rng)), ai));
+    const Quat tilt(Eigen::AngleAxis<Real>(std::pow(10.0, lgAngle(rng)), Vec3(u(rng), u(rng), u(rng)).normalized()));
+    // (B's axis j onto A's axis i: the rotation taking e_j to e_i, then the turn and the tilt)
+    const Quat align = Quat::FromTwoVectors(Vec3::Unit(j), Vec3::Unit(i));
+    const Quat qb = tilt * turn * qa * align;
+    const Vec3 origin = k % 4 == 3 ? Vec3(3e3, -1e3, 2e3) : Vec3::Zero();
+    // Move B along a random direction perpendicular to A's edge until the boxes touch, then back by the depth.
+    const Vec3 side = (qa * Vec3(u(rng), u(rng), u(rng))).cross(ai).normalized();
+    const Transform pa = at(origin, qa);
+    Real lo = 0, hi = 2 * (ha.norm() + hb.norm());
+    for (int it = 0; it < 90; ++it) {
+      const Real mid = 0.5 * (lo + hi);
+      (boxBoxOracle(ha, pa, hb, at(origin + side * mid, qb)).depth > 0 ? lo : hi) = mid;
+    }
+    const Transform pb = at(origin + side * (lo - std::pow(10.0, lgDepth(rng)) * std::min(ha.minCoeff(), hb.minCoeff())), qb);
+    cases.push_back({ha, hb, pa, pb});
+  }
+  int checked = 0, bySat = 0;
+  LD worstGap = 0, worstSurface = 0, worstDepth = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    const LD scale = std::max<LD>(c.ha.norm() + c.hb.norm() + (c.pb.translation - c.pa.translation).norm(),
+                                  4 * std::max(c.pa.translation.norm(), c.pb.translation.norm()));
+    const Oracle o = boxBoxOracle(c.ha, c.pa, c.hb, c.pb);
+    if (!(o.depth > 1e-12L * scale)) continue;
+    const ContactResult r = contact(Shape(Box{c.ha}), c.pa, Shape(Box{c.hb}), c.pb);
+    ASSERT_EQ(r.status, Status::Overlapping) << k;
+    ++checked;
+    bySat += r.polytopeVertices == 0 && r.iterations == 0;
+    const LD gap =
+        ((r.witnessA - r.witnessB).cast<LD>() - LD(r.depth) * r.normal.cast<LD>()).norm() / scale;
+    auto offSurface = [](const Vec3& h, const Transform& pose, const Vec3& w) {
+      const Eigen::Matrix<LD, 3, 1> x =
+          pose.rotation.cast<LD>().transpose() * (w.cast<LD>() - pose.translation.cast<LD>());
+      LD out = -INFINITY;
+      for (int a = 0; a < 3; ++a) out = std::max(out, std::abs(x[a]) - LD(h[a]));
+      return std::abs(out);
+    };
+    const LD surface = std::max(offSurface(c.ha, c.pa, r.witnessA), offSurface(c.hb, c.pb, r.witnessB)) / scale;
+    // (the oracle skips edge axes shorter than 1e-9: below that its depth may exceed the true one)
+    const LD attained =
+        std::abs(-gapAlong(boxVertices(c.ha, c.pa), boxVertices(c.hb, c.pb), r.normal.cast<LD>()) - r.depth) / scale;
+    const LD overOracle = (LD(r.depth) - o.depth) / scale;
+    EXPECT_LE(gap, 1e-12L) << k;
+    EXPECT_LE(surface, 1e-12L) << k;
+    EXPECT_LE(attained, 1e-12L) << k;
+    EXPECT_LE(overOracle, 1e-12L) << k;
+    worstGap = std::max(worstGap, gap), worstSurface = std::max(worstSurface, surface);
+    worstDepth = std::max({worstDepth, attained, overOracle});
+  }
+  std::printf("[ box-box ] %d nearly parallel edge contacts, %d answered by the separating-axis test: worst "
+              "|wA - wB - depth n| %.2Le, off surface %.2Le, depth %.2Le (relative to scale)\n",
+              checked, bySat, worstGap, worstSurface, worstDepth);
+  EXPECT_GT(checked, 2000);
+  EXPECT_GT(bySat, checked * 3 / 4);
 }
 
 TEST(PenetrationInvariants, SwapFlipsNormalKeepsDepth) {

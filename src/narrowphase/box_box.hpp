@@ -11,8 +11,9 @@
 //
 // Only overlaps are answered here. A separating axis (or a touching one) returns false: GJK then
 // measures the distance, as for any pair. Witness points: on the reference face, the other box's
-// supporting feature (vertex, edge or face) clipped to that face, averaged; on an edge-edge axis, the
-// closest points of the two supporting edges. Whenever that geometry disagrees with the axis (a
+// supporting feature (vertex, edge or face) clipped to that face, averaged; on an edge-edge axis, where the
+// supporting edge of B crosses the plane through A's edge along the axis, and that point moved by the
+// depth onto A's edge. Whenever that geometry disagrees with the axis (a
 // clipped feature that is empty, closest points off the edges: only possible at near-ties and in
 // rounding) the caller's general path answers instead.
 #pragma once
@@ -76,14 +77,17 @@ inline Vec3 average(const Vec3* pts, int m) {
 /// other box. False if nothing is left.
 inline bool clipToFace(const Vec3& h, int k, const Real* nr, const Vec3& c, const Mat3& r, const Vec3& g, Vec3& zOther) {
   // Feature of the other box deepest along -n: coordinate j is fixed at -sign(n·r_j) g_j unless
-  // r_j is (to ~1e-9) parallel to the face, when it spans [-g_j, g_j].
+  // r_j is parallel to the face to 1e-13, when it spans [-g_j, g_j]. (The feature's points then lie
+  // within 1e-13 g_j of the deepest depth, so their mean, the witness, lies depth x n from A's: with
+  // 1e-9, an edge tilted by 1e-10 put its mean 5e-11 g_j shallower than the depth, and the witnesses
+  // that much closer than depth x n, validation §22.)
   Vec3 pts[16];
   int m = 1;
   pts[0] = c;
   int freeAxes[3], nfree = 0;
   for (int j = 0; j < 3; ++j) {
     const Real s = nr[j];
-    if (std::abs(s) <= 1e-9) {
+    if (std::abs(s) <= 1e-13) {
       freeAxes[nfree++] = j;
     } else {
       pts[0] -= (s > 0 ? g[j] : -g[j]) * r.col(j);
@@ -450,17 +454,26 @@ inline bool useAvx2Search() {
   auto coef = [&](int k) { return k == bj ? Real(0) : n.dot(r.col(k)) >= 0 ? hb[k] : -hb[k]; };
   const Vec3 pb = t - coef(0) * r.col(0) - coef(1) * r.col(1) - coef(2) * r.col(2);
   const Vec3 db = r.col(bj);
-  const Vec3 w = pa - pb;
-  // (da = e_bi: da·db = db_bi, da·w = w_bi)
-  const Real b = db[bi], d = w[bi], e = db.dot(w);
-  const Real den = 1 - b * b;
-  if (!(den > 1e-24)) return false;
-  const Real s = (b * e - d) / den, u = (e - b * d) / den;
+  // B's edge meets the plane through A's edge spanned by e_bi and n (normal m = n x e_bi, a unit
+  // vector: n is perpendicular to e_bi) at u = m·(pa - pb) / m·db, where m·db = ±sin of the edges'
+  // angle. A's witness is B's moved by depth along n, on A's edge line up to the rounding of that
+  // plane crossing. (The closest points of the two lines from the normal equations, with 1 - (e_bi·db)²
+  // = sin² in their denominators, had errors growing as 1 / sin² along the edges, which the two points
+  // did not share: 1.2e-4 apart for edges parallel to ~1e-12, validation §22 case D. Here an error
+  // in u moves both points together along B's edge, and A's point leaves its edge line only by the
+  // error times the sine.)
+  const Vec3 m = n.cross(Vec3::Unit(bi));
+  const Real mdb = m.dot(db);
+  if (!(std::abs(mdb) > 1e-300)) return false;
+  const Real u = m.dot(pa - pb) / mdb;
   const Real slack = 1e-9 * scale;
-  if (std::abs(s) > ha[bi] + slack || std::abs(u) > hb[bj] + slack) return false;
+  if (!(std::abs(u) <= hb[bj] + slack)) return false;
+  out.zb = pb + std::clamp(u, -hb[bj], hb[bj]) * db;
+  // (n's component bi is zero: the witness's coordinate along A's edge is B's)
+  const Real s = out.zb[bi];
+  if (!(std::abs(s) <= ha[bi] + slack)) return false;
   const Real sc = std::clamp(s, -ha[bi], ha[bi]);
   out.za = Vec3(bi == 0 ? sc : pa[0], bi == 1 ? sc : pa[1], bi == 2 ? sc : pa[2]);
-  out.zb = pb + std::clamp(u, -hb[bj], hb[bj]) * db;
   return true;
 }
 
