@@ -1266,6 +1266,44 @@ TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
   EXPECT_EQ(crossings, 3);        // each tilt rate crossed the threshold once
 }
 
+// Validation §22 case A: a box touching the top rim of a cylinder 400 times its size. Box first, GJK
+// stalled at 3.1e-5 with no certificate (the cylinder's support flipping between its caps, see
+// gjkDistance's second opinion) and contact() missed the contact. Both orders must give the exact
+// signed distance, in [-9.4e-15, 5.2e-14], to within the contact hunt's tolerance, 1e-12 x the sum of
+// the bounding radii and the centre distance. (The hunt's other reproducer, a capsule whose core
+// touches a cylinder's, still stalls at 3.9e-8 in both orders: §22.)
+TEST(PenetrationCurved, BoxTouchingALargeCylindersRimInBothOrders) {
+  auto rows = [](std::initializer_list<Real> v) {
+    Mat3 m;
+    auto it = v.begin();
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) m(i, j) = *it++;
+    return m;
+  };
+  const Vec3 half(0.76417123902877027, 0.087976110075865699, 0.48556225044302681);
+  const Shape box(Box{half});
+  const Shape big(Cylinder{48.29561368170247, 301.85273548988806});
+  const Transform pBox(rows({-0.61562015604587295, -0.13868704243091942, -0.77574333882529711, 0.62982697739588955,
+                             -0.67823611801527917, -0.37856802131707112, -0.47363467146569083, -0.72163818668452484,
+                             0.50488466554675449}),
+                       Vec3::Zero());
+  const Transform pBig(rows({0.83269061438826042, 0.47719246705163232, 0.28091580606807837, 0.012721408810644097,
+                             -0.52365932998473141, 0.85183277224923371, 0.55359236489277364, -0.70573950966990584,
+                             -0.44211676966985425}),
+                       Vec3(-73.814807251366702, -281.82962162163682, 93.049025912510828));
+  const Real lo = -9.4e-15, hi = 5.2e-14;
+  const Real tol = 1e-12 * (half.norm() + std::hypot(48.29561368170247, 301.85273548988806) + pBig.translation.norm());
+  for (int order = 0; order < 2; ++order) {
+    const DistanceResult r = order == 0 ? distance(box, pBox, big, pBig) : distance(big, pBig, box, pBox);
+    EXPECT_GE(r.distance, lo - tol) << "order " << order;
+    EXPECT_LE(r.distance, hi + tol) << "order " << order << " status " << toString(r.status);
+    // contact() agrees: the contact is not missed
+    const ContactResult q = order == 0 ? contact(box, pBox, big, pBig) : contact(big, pBig, box, pBox);
+    EXPECT_GE(q.distance, lo - tol) << "order " << order;
+    EXPECT_LE(q.distance, hi + tol) << "order " << order << " status " << toString(q.status);
+  }
+}
+
 TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   // Ellipsoids with equal radii are spheres, but on the curved path (no point core): depth must
   // still come out accurate.

@@ -413,6 +413,10 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
 /// are answered by the expansion, in A's frame from GJK's simplex mapped back: their depths stay
 /// within one tolerance in both orders, as before (validation.md §6). Polyhedral pairs end finitely
 /// on the CSO's vertices and are not affected.
+/// Set while gjkDistance asks the other order for a second opinion on an uncertified stall (the
+/// second run does not ask again).
+inline thread_local bool gjkSecondOpinionRunning = false;
+
 template <class SA, class SB>
 inline constexpr bool kGjkInFrameOfB = std::is_same_v<SA, Ellipsoid> &&
                                        (std::is_same_v<SB, Segment> || std::is_same_v<SB, Cylinder> ||
@@ -925,6 +929,37 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   }
   // (clipped at the reported distance: at convergence the two agree to the last bit or so)
   out.lowerBound = std::clamp<Real>(lower, 0, std::max<Real>(out.distance, 0));
+  if constexpr (detail::kCurvedPair<SA, SB>) {
+    // A second opinion on an uncertified stall: "separated" with no support plane that proves it. Its
+    // distance is an upper bound only (a genuine point of the CSO), and the rules above keep such a
+    // stall as "separated" once it exceeds 1e-8 of the CSO's size. The same query in the other
+    // order runs in B's frame, where the rounding differs: a box against a cylinder 400 times its
+    // size whose top rim it touches (exact distance in [-9.4e-15, 5.2e-14]) stalled box first at
+    // 3.1e-5 (three restarts to the same floor: in the box's frame the rim's chords lie in the cap
+    // plane only to rounding, so the cylinder's support along a chord's inward normal flipped
+    // between its two caps, 600 apart) and contact() missed the contact; cylinder first, in the
+    // plane's own frame, GJK certified 5.2e-14 (validation §22 case A). Both answers bound the
+    // distance from above, so the other order's is taken when it proves separation, finds the
+    // bodies touching or overlapping, or is smaller. Once per query at most (the second run does
+    // not ask again), and only on such stalls: polyhedral pairs never reach it.
+    if (out.status == Status::Separated && stall && !(lower > 0) && !detail::gjkSecondOpinionRunning) {
+      GjkOptions o = opt;
+      o.normTrace = nullptr;
+      detail::gjkSecondOpinionRunning = true;
+      DistanceResult s = gjkDistance(b, poseB, a, poseA, o, nullptr);
+      detail::gjkSecondOpinionRunning = false;
+      const bool proves = s.status == Status::Separated && s.lowerBound > 0;
+      if (s.status == Status::Overlapping || proves || (s.status == Status::Separated && s.distance < out.distance)) {
+        const int iterations = out.iterations + s.iterations, restartsBoth = out.restarts + s.restarts;
+        const int newton = out.newtonSteps + s.newtonSteps;
+        out = std::move(s);
+        std::swap(out.witnessA, out.witnessB);
+        if (out.normal.squaredNorm() > 0) out.normal = -out.normal;  // (a zero normal stays +0)
+        for (int i = 0; i < 4; ++i) std::swap(out.simplexA[i], out.simplexB[i]);
+        out.iterations = iterations, out.restarts = restartsBoth, out.newtonSteps = newton;
+      }
+    }
+  }
   return out;
 }
 
