@@ -1266,13 +1266,13 @@ TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
   EXPECT_EQ(crossings, 3);        // each tilt rate crossed the threshold once
 }
 
-// Validation §22 case A: a box touching the top rim of a cylinder 400 times its size. Box first, GJK
-// stalled at 3.1e-5 with no certificate (the cylinder's support flipping between its caps, see
-// gjkDistance's second opinion) and contact() missed the contact. Both orders must give the exact
-// signed distance, in [-9.4e-15, 5.2e-14], to within the contact hunt's tolerance, 1e-12 x the sum of
-// the bounding radii and the centre distance. (The hunt's other reproducer, a capsule whose core
-// touches a cylinder's, still stalls at 3.9e-8 in both orders: §22.)
-TEST(PenetrationCurved, BoxTouchingALargeCylindersRimInBothOrders) {
+// Validation §22 case A, the contact hunt's two reproducers (2026-11-27): a box touching the top rim
+// of a cylinder 400 times its size (box first, GJK stalled at 3.1e-5 with no certificate and
+// contact() missed the contact), and a capsule whose core touches a cylinder's (cylinder first,
+// 4.7e-8 off). Both stalled on a tie of the cylinder's support between its caps (gjkDistance's stall
+// escape). Both orders must give the exact signed distance to within the hunt's tolerance, 1e-12 x
+// the sum of the bounding radii and the centre distance, in distance() and contact().
+TEST(PenetrationCurved, CylinderRimContactsInBothOrders) {
   auto rows = [](std::initializer_list<Real> v) {
     Mat3 m;
     auto it = v.begin();
@@ -1280,9 +1280,13 @@ TEST(PenetrationCurved, BoxTouchingALargeCylindersRimInBothOrders) {
       for (int j = 0; j < 3; ++j) m(i, j) = *it++;
     return m;
   };
+  struct Case {
+    Shape a, b;
+    Transform pa, pb;
+    Real lo, hi;  // the exact signed distance lies in [lo, hi]
+    Real size;    // bounding radii + centre distance
+  };
   const Vec3 half(0.76417123902877027, 0.087976110075865699, 0.48556225044302681);
-  const Shape box(Box{half});
-  const Shape big(Cylinder{48.29561368170247, 301.85273548988806});
   const Transform pBox(rows({-0.61562015604587295, -0.13868704243091942, -0.77574333882529711, 0.62982697739588955,
                              -0.67823611801527917, -0.37856802131707112, -0.47363467146569083, -0.72163818668452484,
                              0.50488466554675449}),
@@ -1291,16 +1295,34 @@ TEST(PenetrationCurved, BoxTouchingALargeCylindersRimInBothOrders) {
                              -0.52365932998473141, 0.85183277224923371, 0.55359236489277364, -0.70573950966990584,
                              -0.44211676966985425}),
                        Vec3(-73.814807251366702, -281.82962162163682, 93.049025912510828));
-  const Real lo = -9.4e-15, hi = 5.2e-14;
-  const Real tol = 1e-12 * (half.norm() + std::hypot(48.29561368170247, 301.85273548988806) + pBig.translation.norm());
-  for (int order = 0; order < 2; ++order) {
-    const DistanceResult r = order == 0 ? distance(box, pBox, big, pBig) : distance(big, pBig, box, pBox);
-    EXPECT_GE(r.distance, lo - tol) << "order " << order;
-    EXPECT_LE(r.distance, hi + tol) << "order " << order << " status " << toString(r.status);
-    // contact() agrees: the contact is not missed
-    const ContactResult q = order == 0 ? contact(box, pBox, big, pBig) : contact(big, pBig, box, pBox);
-    EXPECT_GE(q.distance, lo - tol) << "order " << order;
-    EXPECT_LE(q.distance, hi + tol) << "order " << order << " status " << toString(q.status);
+  const Transform pCapsule(rows({0.54108336403304991, -0.61331154294675772, -0.5753935561465261, 0.18864341415041658,
+                                 0.75528412192293437, -0.62766197707745242, 0.81953795242462835, 0.23107324912107294,
+                                 0.52436885689014567}),
+                           Vec3(-0.13799298694716972, 0.16436338504233661, -0.089201750482971173));
+  const Transform pCylinder(rows({-0.20507531576170335, -0.82278501849521735, 0.53006502261992605, 0.82755876874389112,
+                                  0.14339601360850651, 0.54275599264889185, -0.52258071064700873, 0.54996581404757694,
+                                  0.6514959740770877}),
+                            Vec3(0.37498788737463346, 0.8741700821717483, 0.36006505569907915));
+  const std::vector<Case> cases = {
+      {Shape(Box{half}), Shape(Cylinder{48.29561368170247, 301.85273548988806}), pBox, pBig, -9.4e-15, 5.2e-14,
+       half.norm() + std::hypot(48.29561368170247, 301.85273548988806) + pBig.translation.norm()},
+      // (the cores touch: the signed distance is minus the capsule's radius)
+      {Shape(Capsule{0.27071088209303618, 0.19523948560980964}), Shape(Cylinder{0.12927272210967825, 0.89050013554321283}),
+       pCapsule, pCylinder, -0.27071088209303614, -0.27071088209303614,
+       (0.27071088209303618 + 0.19523948560980964) + std::hypot(0.12927272210967825, 0.89050013554321283) +
+           (pCapsule.translation - pCylinder.translation).norm()}};
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    const Real tol = 1e-12 * c.size;
+    for (int order = 0; order < 2; ++order) {
+      const DistanceResult r = order == 0 ? distance(c.a, c.pa, c.b, c.pb) : distance(c.b, c.pb, c.a, c.pa);
+      EXPECT_GE(r.distance, c.lo - tol) << "case " << k << " order " << order;
+      EXPECT_LE(r.distance, c.hi + tol) << "case " << k << " order " << order << " status " << toString(r.status);
+      // contact() agrees: the contact is not missed
+      const ContactResult q = order == 0 ? contact(c.a, c.pa, c.b, c.pb) : contact(c.b, c.pb, c.a, c.pa);
+      EXPECT_GE(q.distance, c.lo - tol) << "case " << k << " order " << order;
+      EXPECT_LE(q.distance, c.hi + tol) << "case " << k << " order " << order << " status " << toString(q.status);
+    }
   }
 }
 

@@ -32,6 +32,13 @@ inline constexpr Real kGjkTouch = (4.0 * kEps) * (4.0 * kEps);
 inline constexpr Real kGjkRestartGap = 256.0 * kEps;
 inline constexpr int kGjkMaxRestarts = 3;
 
+/// A curved pair's GJK stall is first met by support points along the current direction turned by
+/// kGjkEscapeTurn (relative) four ways, before any restart (gjkDistance): a tie in the support
+/// (a cylinder's two caps along a direction in the cap plane) that rounding resolves to the far
+/// point leaves GJK no closer point; a turned direction picks the near one. At most kGjkMaxEscapes per query.
+inline constexpr Real kGjkEscapeTurn = 1e-6;
+inline constexpr int kGjkMaxEscapes = 16;
+
 /// Iteration cap of GJK. Polytopes converge in far fewer (finite termination); smooth shapes
 /// converge linearly and need at most ~100 iterations to reach the relative test above.
 inline constexpr int kGjkMaxIterations = 128;

@@ -709,6 +709,54 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     return true;
   };
 
+  // A stall's escape (curved pairs): the support along the current direction turned by
+  // tol::kGjkEscapeTurn, four ways (±u, ±u', u and u' orthogonal to it). A direction that lies in a
+  // flat face's plane to rounding ties every point of that face: a cylinder's cap plane ties its two
+  // caps, 2 x half-length apart, and rounding picks either. A box touching a cylinder's rim, GJK
+  // converging on chords of the rim (in the cap plane), got the far cap's point, which brings the
+  // simplex no closer, and stalled "separated" at the chords' sagitta, ~1e-7 of the size, without a
+  // certificate, restart after restart (validation §22 case A). A turned direction is no tie: its
+  // support points are genuine, so their planes still bound the distance, and the first that brings
+  // the simplex closer is taken as an iteration. Returns true if one did.
+  [[maybe_unused]] int escapes = 0;
+  auto escapeStall = [&]() -> bool {
+    if constexpr (!detail::kCurvedPair<SA, SB>) {
+      return false;
+    } else {
+      const Real dn = dir.norm();
+      if (escapes >= tol::kGjkMaxEscapes || n >= 4 || !(dn > 0) || !std::isfinite(dn)) return false;
+      ++escapes;
+      const Vec3 u = dir.unitOrthogonal(), u2 = dir.cross(u) / dn;
+      const Real turn = tol::kGjkEscapeTurn * dn;
+      for (int q = 0; q < 4; ++q) {
+        const Vec3 d = dir + (q < 2 ? (q == 0 ? turn : -turn) * u : (q == 2 ? turn : -turn) * u2);
+        Vec3 sa, sl;
+        const Vec3 w = supportPair(d, sa, sl);
+        const Real lowerQ = d.dot(w) / d.norm();
+        if (lowerQ > lower) lower = lowerQ, lowerDir = d;  // (a NaN leaves both)
+        Vec3 ty[4], tpa[4], tlb[4];
+        ty[0] = w, tpa[0] = sa, tlb[0] = sl;
+        for (int i = 0; i < n; ++i) ty[i + 1] = y[i], tpa[i + 1] = pa[i], tlb[i + 1] = lb[i];
+        SimplexSolution next = detail::runSubAlgorithm(ty, n + 1, false, opt);
+        const Real nv = next.point.squaredNorm();
+        if (!(nv < vv)) continue;
+        for (int i = 0; i <= n; ++i) y[i] = ty[i], pa[i] = tpa[i], lb[i] = tlb[i];
+        n = n + 1;
+        keepOnly(next);
+        sol = next;
+        v = next.point;
+        dir = next.searchDirection();
+        vv = nv;
+        ymax2 = maxY2();
+        if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));
+        return true;
+      }
+      return false;
+    }
+  };
+  // After an escape: a tetrahedron or a touch ends the query as in the loop.
+  auto escapedToContact = [&]() { return n == 4 || vv <= opt.touchTolerance * ymax2; };
+
   int newtonTries = 0;
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
@@ -770,6 +818,13 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       dup |= (i < n) & (y[i].x() == w.x()) & (y[i].y() == w.y()) & (y[i].z() == w.z());
 #endif
     if (dup) {
+      if (escapeStall()) {
+        if (escapedToContact()) {
+          finish(Status::Overlapping, sol);
+          return out;
+        }
+        continue;
+      }
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;
       if constexpr (detail::kCurvedPair<SA, SB>) stall = true;
@@ -819,6 +874,13 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
         out.message = "sub-algorithm produced NaN";
         exitStatus = Status::Degenerate;
         break;
+      }
+      if (escapeStall()) {
+        if (escapedToContact()) {
+          finish(Status::Overlapping, sol);
+          return out;
+        }
+        continue;
       }
       if (stalled(scale)) continue;
       exitStatus = Status::Separated;
