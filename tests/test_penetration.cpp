@@ -27,6 +27,15 @@ using LV = Eigen::Matrix<LD, 3, 1>;
 
 Transform at(const Vec3& p, const Quat& q = Quat::Identity()) { return {q.toRotationMatrix(), p}; }
 
+// A rotation from its nine entries row by row (the contact hunt's reproducers print rows).
+Mat3 rows(std::initializer_list<Real> v) {
+  Mat3 m;
+  auto it = v.begin();
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) m(i, j) = *it++;
+  return m;
+}
+
 std::vector<Vec3> boxVertices(const Vec3& h, const Transform& pose) {
   std::vector<Vec3> v;
   for (int i = 0; i < 8; ++i)
@@ -388,13 +397,6 @@ TEST(PenetrationBoxBox, SeparatingAxisAgreesWithOracleAndExpansion) {
 // apart along the edges. Then a sweep of nearly parallel edge-edge contacts, 1e-15 .. 1e-2 rad, at
 // shallow depths: witnesses on both surfaces, depth x normal apart, the depth attained along the normal.
 TEST(PenetrationBoxBox, NearlyParallelEdgesGiveConsistentWitnesses) {
-  auto rows = [](std::initializer_list<Real> v) {
-    Mat3 m;
-    auto it = v.begin();
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) m(i, j) = *it++;
-    return m;
-  };
   struct Case {
     Vec3 ha, hb;
     Transform pa, pb;
@@ -1273,13 +1275,6 @@ TEST(PenetrationManifold, MemoSkipsOnlySearchesThatFindNoFace) {
 // escape). Both orders must give the exact signed distance to within the hunt's tolerance, 1e-12 x
 // the sum of the bounding radii and the centre distance, in distance() and contact().
 TEST(PenetrationCurved, CylinderRimContactsInBothOrders) {
-  auto rows = [](std::initializer_list<Real> v) {
-    Mat3 m;
-    auto it = v.begin();
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) m(i, j) = *it++;
-    return m;
-  };
   struct Case {
     Shape a, b;
     Transform pa, pb;

@@ -382,6 +382,18 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
   return false;
 }
 
+/// Set while gjkDistance asks the other order for a second opinion on an uncertified stall (the
+/// second run does not ask again).
+inline thread_local bool gjkSecondOpinionRunning = false;
+
+/// A result of the query (B, A) read as one of (A, B): the witnesses and the simplex's support points
+/// change places and the normal (A -> B) its sign (a zero normal stays +0).
+inline void swapSides(DistanceResult& r) {
+  std::swap(r.witnessA, r.witnessB);
+  if (r.normal.squaredNorm() > 0) r.normal = -r.normal;
+  for (int i = 0; i < 4; ++i) std::swap(r.simplexA[i], r.simplexB[i]);
+}
+
 /// Pairs that gjkDistance runs in B's frame instead of A's: an ellipsoid (A) against a long body
 /// (B) that lies along the z axis of its frame: a segment (a capsule's core), a cylinder or a cone.
 /// The distance of the ellipsoid to a long segment (10 .. 40 either side of its centre) is a short
@@ -413,10 +425,6 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
 /// are answered by the expansion, in A's frame from GJK's simplex mapped back: their depths stay
 /// within one tolerance in both orders, as before (validation.md §6). Polyhedral pairs end finitely
 /// on the CSO's vertices and are not affected.
-/// Set while gjkDistance asks the other order for a second opinion on an uncertified stall (the
-/// second run does not ask again).
-inline thread_local bool gjkSecondOpinionRunning = false;
-
 template <class SA, class SB>
 inline constexpr bool kGjkInFrameOfB = std::is_same_v<SA, Ellipsoid> &&
                                        (std::is_same_v<SB, Segment> || std::is_same_v<SB, Cylinder> ||
@@ -445,9 +453,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     if (cache) swapSides(*cache);
     DistanceResult r = gjkDistance(b, poseB, a, poseA, opt, cache);
     if (cache) swapSides(*cache);
-    std::swap(r.witnessA, r.witnessB);
-    if (r.normal.squaredNorm() > 0) r.normal = -r.normal;  // (a zero normal stays +0)
-    for (int i = 0; i < 4; ++i) std::swap(r.simplexA[i], r.simplexB[i]);
+    detail::swapSides(r);
     return r;
   }
   // B relative to A: x_A = R x_B + t.
@@ -1015,9 +1021,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
         const int iterations = out.iterations + s.iterations, restartsBoth = out.restarts + s.restarts;
         const int newton = out.newtonSteps + s.newtonSteps;
         out = std::move(s);
-        std::swap(out.witnessA, out.witnessB);
-        if (out.normal.squaredNorm() > 0) out.normal = -out.normal;  // (a zero normal stays +0)
-        for (int i = 0; i < 4; ++i) std::swap(out.simplexA[i], out.simplexB[i]);
+        detail::swapSides(out);
         out.iterations = iterations, out.restarts = restartsBoth, out.newtonSteps = newton;
       }
     }
