@@ -662,13 +662,14 @@ void Simulation::step() {
   // Half kick + drift fused per particle (one parallel loop), with the Verlet criterion's largest
   // displacement since the last rebuild.
   Real maxDisp = 0;
-  const auto n = static_cast<std::int64_t>(particles_.size());
   // (Two particles at a time: driftTwo interleaves their free rotors. Each particle's operations are
   // the same whatever the thread count or pairing.)
-#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (parallel_)
-  for (std::int64_t ii = 0; ii < n; ii += 2) {
+#pragma omp parallel reduction(max : maxDisp) if (parallel_)
+  {
+    const auto [first, end] = particleSpan();
+    for (std::int64_t ii = first; ii < end; ii += 2) {
     const auto i = static_cast<std::size_t>(ii);
-    const std::size_t last = ii + 1 < n ? i + 1 : i;  // (an odd count ends with one particle)
+    const std::size_t last = ii + 1 < end ? i + 1 : i;  // (an odd count ends with one particle)
     for (std::size_t k = i; k <= last; ++k) kickParticle(k, 0.5 * dt);
     if (last > i)
       driftTwo(i, last, dt);
@@ -676,6 +677,7 @@ void Simulation::step() {
       driftParticle(i, dt);
     for (std::size_t k = i; k <= last; ++k)
       maxDisp = std::max(maxDisp, (particles_.position[k] - referencePosition_[k]).squaredNorm());
+    }
   }
   kickLids(0.5 * dt);
   driftWalls(dt);
@@ -1018,7 +1020,7 @@ Vec3 Simulation::rollingTorque(const PairLaw& law, const Vec3& n, const Vec3& re
 // loses its restoring moment; each point's damping uses m*/N so that N points in parallel keep the
 // pair's restitution. One tangential spring acts at the force-weighted centre with the summed
 // normal force as Coulomb limit.
-void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scatter) {
+void Simulation::manifoldForces(std::size_t k, const ContactResult& r) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
   const Vec3& xi = particles_.position[i];
@@ -1068,7 +1070,7 @@ void Simulation::manifoldForces(std::size_t k, const ContactResult& r, bool scat
     tj += m;
     ti -= m;
   }
-  storePairForce(k, i, j, force, {ti, tj}, scatter);
+  storePairForce(k, i, j, force, {ti, tj});
   pairDepth_[static_cast<std::size_t>(p.cache)] = std::max(depthMax, r.depth);
   pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
   p.touching = 1;
@@ -1095,7 +1097,6 @@ void Simulation::computePairConstants() {
 // (Inlined into pairBlock, its only caller: out of line, its arguments and the particles' data
 // went through memory once more per pair; a link-time-optimised build, which inlines it, ran sphere
 // beds ~5 % faster.)
-template <bool Scatter>
 [[gnu::always_inline]] inline bool Simulation::spherePair(std::size_t k, const SphereGeometry& centreLine) {
   PairState& p = pairs_[k];
   const auto i = static_cast<std::size_t>(p.i), j = static_cast<std::size_t>(p.j);
@@ -1151,23 +1152,19 @@ template <bool Scatter>
     ti -= m;
   }
   pairForce_[k] = f;
-  if constexpr (Scatter) {
-    // Added to the particles this thread owns outright (see partitionPairs); a boundary particle
-    // gathers its pairs' slots instead, so its torque slots must be written. Other torque slots
-    // are not read (a touching pair rewrites its slot each step, a released pair zeroes it).
-    const bool bi = boundary_[i], bj = boundary_[j];
-    if (!bi) {
-      particles_.force[i] -= f;
-      particles_.torque[i] += ti;
-    }
-    if (!bj) {
-      particles_.force[j] += f;
-      particles_.torque[j] += tj;
-    }
-    if (bi || bj) pairTorque_[k] = {ti, tj};
-  } else {
-    pairTorque_[k] = {ti, tj};
+  // Added to the particles this range owns outright (see partitionPairs); a boundary particle
+  // gathers its pairs' slots instead, so its torque slots must be written. Other torque slots
+  // are not read (a touching pair rewrites its slot each step, a released pair zeroes it).
+  const bool bi = boundary_[i], bj = boundary_[j];
+  if (!bi) {
+    particles_.force[i] -= f;
+    particles_.torque[i] += ti;
   }
+  if (!bj) {
+    particles_.force[j] += f;
+    particles_.torque[j] += tj;
+  }
+  if (bi || bj) pairTorque_[k] = {ti, tj};
   p.touching = 1;  // (the depth is not stored: touchingDepth recomputes it, one less stream)
   return true;
 }
@@ -1194,12 +1191,8 @@ void Simulation::releasePair(std::size_t k) {
 }
 
 [[gnu::always_inline]] inline void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j,
-                                                              const Vec3& f, const PairTorques& t, bool scatter) {
+                                                              const Vec3& f, const PairTorques& t) {
   pairForce_[k] = f;
-  if (!scatter) {
-    pairTorque_[k] = t;
-    return;
-  }
   // As in the sphere kernel: only the gather reads torque slots, and only a boundary particle's
   // (every pair of one has bi or bj set); the others are never read, and not writing them spares a
   // line read for ownership per touching pair in a bed larger than the caches.
@@ -1215,7 +1208,7 @@ void Simulation::releasePair(std::size_t k) {
   if (bi || bj) pairTorque_[k] = t;
 }
 
-int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
+int Simulation::pairForces(std::size_t k, double& narrowSeconds) {
   PairState& p = pairs_[k];
   // Slots of non-touching pairs stay zero (the gather reads every slot); only a pair that stops
   // touching clears its slot, so separated pairs cost no writes.
@@ -1248,7 +1241,7 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
   }
   p.bound = 0;
   if (r.contactCount > 1) {
-    manifoldForces(k, r, scatter);
+    manifoldForces(k, r);
     return kNarrow;
   }
   const Real depth = r.depth;
@@ -1268,7 +1261,7 @@ int Simulation::pairForces(std::size_t k, double& narrowSeconds, bool scatter) {
     t.j += m;
     t.i -= m;
   }
-  storePairForce(k, i, j, f, t, scatter);
+  storePairForce(k, i, j, f, t);
   pairDepth_[static_cast<std::size_t>(p.cache)] = depth;
   pairFrame_[static_cast<std::size_t>(p.cache)] = {c, n};
   p.touching = 1;
@@ -1454,6 +1447,14 @@ void Simulation::wallForces(int ii) {
   }
 }
 
+std::pair<std::int64_t, std::int64_t> Simulation::particleSpan() const {
+  const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+  if (rangeParticle_.size() == static_cast<std::size_t>(threads) + 1)
+    return {rangeParticle_[static_cast<std::size_t>(t)], rangeParticle_[static_cast<std::size_t>(t) + 1]};
+  const auto n = static_cast<std::int64_t>(particles_.size());
+  return {n * t / threads, n * (t + 1) / threads};
+}
+
 void Simulation::partitionPairs() {
   const std::size_t n = particles_.size(), np = pairs_.size();
   const int threads = parallel_ ? omp_get_max_threads() : 1;
@@ -1462,12 +1463,21 @@ void Simulation::partitionPairs() {
   boundary_.assign(n, 0);
   rangePair_.clear();
   rangeParticle_.clear();
-  if (threads > 1 && spherePairs_ != static_cast<std::int64_t>(np)) return;  // slots + gather
-  // Ranges of particles holding equal shares of the pair work (pairs are sorted by i): a pair that
-  // touched at the last step (the merged history) weighs 3, one apart 1 (a contact's law costs
-  // about twice the distance test).
+  // One range per thread (also for narrow-phase pairs: with pairs in dynamic blocks both cores
+  // wrote every particle's poses and forces, and the lines moved between their caches each step;
+  // polyhedra10k's two-thread speed-up was 1.4-1.5x). Ranges hold equal shares of the pair work
+  // as it stood at the last step (pairs are sorted by i), in about 5 ns units: a sphere pair
+  // apart 1, touching 3 (its law); a narrow-phase pair its Montanari bound skips 1, one the narrow
+  // phase is called for 100 (~0.5 us), a touching one 200 (its manifold law). Computed when the
+  // list is rebuilt; in a settled bed, where rebuilds are rare, the activity changes slowly.
   std::vector<std::int64_t> work(np + 1, 0);
-  for (std::size_t k = 0; k < np; ++k) work[k + 1] = work[k] + (pairs_[k].touching ? 3 : 1);
+  const bool bounded = options_.conservativeBound;
+  for (std::size_t k = 0; k < np; ++k) {
+    const PairState& p = pairs_[k];
+    std::int64_t w = p.touching ? 3 : 1;
+    if (p.cache >= 0) w = p.touching ? 200 : (bounded && p.bound > 0) ? 1 : 100;
+    work[k + 1] = work[k] + w;
+  }
   rangePair_.push_back(0);
   rangeParticle_.push_back(0);
   for (int t = 1; t < threads; ++t) {
@@ -1492,7 +1502,6 @@ void Simulation::partitionPairs() {
 // has reached 0, or all of them when the bound is off), then those are done in pair order. Half of
 // a bed's listed sphere pairs are apart; the sweep spares them a mispredicted branch. (The branch
 // on the pair's kind goes the same way for every pair of a one-shape bed.)
-template <bool Scatter>
 void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped,
                            std::int64_t& warnings, double& narrow) {
   std::uint32_t active[kPairBlock];
@@ -1573,10 +1582,8 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
           __builtin_prefetch(&particles_.shape[u]);
           __builtin_prefetch(&particles_.mass[u]);
           __builtin_prefetch(&particles_.fixed[u]);
-          if constexpr (Scatter) {  // (else the pair writes only its own slots)
-            __builtin_prefetch(&particles_.force[u], 1);
-            __builtin_prefetch(&particles_.torque[u], 1);
-          }
+          __builtin_prefetch(&particles_.force[u], 1);
+          __builtin_prefetch(&particles_.torque[u], 1);
         }
         // (its slots, written by a touching pair: stores that miss wait in the store buffer, and the
         // next query's ~0.5 kB result initialisation then stalled behind them)
@@ -1586,7 +1593,6 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
         // pairForces' cycles waited on that load)
         __builtin_prefetch(&pairConst_[kq]);
         __builtin_prefetch(&pairForce_[kq], 1);
-        if constexpr (!Scatter) __builtin_prefetch(&pairTorque_[kq], 1);  // (see storePairForce)
         __builtin_prefetch(&pairDepth_[cq], 1);
         __builtin_prefetch(&pairFrame_[cq], 1);
         // (its hot part: the lines a persisting contact's query reads, at the start of the cache)
@@ -1596,11 +1602,11 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
       }
     }
     if (p.cache < 0) {  // sphere pair (the kernel scatters its forces itself)
-      if (!spherePair<Scatter>(k, SphereGeometry{gD2[a], gInv[a], gDepth[a], gA[a], gSa[a]})) releasePair(k);
+      if (!spherePair(k, SphereGeometry{gD2[a], gInv[a], gDepth[a], gA[a], gSa[a]})) releasePair(k);
       continue;
     }
-    // (pairForces scatters a touching pair's force itself, with Scatter)
-    switch (pairForces(k, narrow, Scatter)) {
+    // (pairForces scatters a touching pair's force itself)
+    switch (pairForces(k, narrow)) {
       case kWarning:
         ++warnings;
         ++calls;
@@ -1613,17 +1619,18 @@ void Simulation::pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls
 }
 
 void Simulation::computeForces(Real kick) {
-  const auto np = static_cast<std::int64_t>(pairs_.size());
-  const auto n = static_cast<std::int64_t>(particles_.size());
   if (needDisplacement_) {
     // Poses for the narrow phase and wall contacts, once per particle instead of per call.
     pose_.resize(particles_.size());
     poseFinite_.resize(particles_.size());
-#pragma omp parallel for schedule(static) if (parallel_)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      poseInto(k, pose_[k]);
-      poseFinite_[k] = pose_[k].translation.allFinite() && pose_[k].rotation.allFinite();
+#pragma omp parallel if (parallel_)
+    {
+      const auto [first, end] = particleSpan();
+      for (std::int64_t i = first; i < end; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        poseInto(k, pose_[k]);
+        poseFinite_[k] = pose_[k].translation.allFinite() && pose_[k].rotation.allFinite();
+      }
     }
     // Shapes were validated when added and rotations come from unit quaternions: the narrow phase
     // skips its per-call checks; pairForces refuses non-finite poses itself.
@@ -1635,11 +1642,9 @@ void Simulation::computeForces(Real kick) {
   double narrow = 0;
   // Each particle's force is the sum of its pairs' forces in pair order, whatever the thread
   // count (bit-identical results):
-  //  - owner ranges (one thread, or sphere-only systems): thread t does the pairs of its particle
-  //    range in order and adds their forces to the particles it owns outright; a boundary particle
-  //    (in a pair of another range) then sums its pairs' slots in pair order;
-  //  - otherwise (narrow-phase pairs, whose costs vary too much for fixed ranges): pairs in dynamic
-  //    blocks into slots, then every particle sums its slots in pair order.
+  // thread t does the pairs of its owner range (partitionPairs) in order and adds their forces to
+  // the particles it owns outright; a boundary particle (in a pair of another range) then sums its
+  // pairs' slots in pair order.
   auto gather = [this](std::size_t i) {
     Vec3 f = Vec3::Zero(), t = Vec3::Zero();
     for (int r = pairOffsets_[i]; r < pairOffsets_[i + 1]; ++r) {
@@ -1659,36 +1664,24 @@ void Simulation::computeForces(Real kick) {
     if (!walls_.empty()) wallForces(static_cast<int>(i));
     if (kick != 0) kickParticle(i, kick);
   };
-  const auto ranges = static_cast<std::int64_t>(rangePair_.size()) - 1;
-  if (ranges >= 1) {
+  const auto ranges = static_cast<std::int64_t>(rangePair_.size()) - 1;  // (>= 1: partitionPairs)
 #pragma omp parallel for schedule(static, 1) reduction(+ : calls, skipped, warnings, narrow) if (ranges > 1)
-    for (std::int64_t t = 0; t < ranges; ++t) {
-      const auto ts = static_cast<std::size_t>(t);
-      for (int i = rangeParticle_[ts]; i < rangeParticle_[ts + 1]; ++i) {
-        particles_.force[static_cast<std::size_t>(i)].setZero();
-        particles_.torque[static_cast<std::size_t>(i)].setZero();
-      }
-      for (std::int64_t k0 = rangePair_[ts]; k0 < rangePair_[ts + 1]; k0 += kPairBlock)
-        pairBlock<true>(k0, std::min(rangePair_[ts + 1], k0 + kPairBlock), calls, skipped, warnings, narrow);
+  for (std::int64_t t = 0; t < ranges; ++t) {
+    const auto ts = static_cast<std::size_t>(t);
+    for (int i = rangeParticle_[ts]; i < rangeParticle_[ts + 1]; ++i) {
+      particles_.force[static_cast<std::size_t>(i)].setZero();
+      particles_.torque[static_cast<std::size_t>(i)].setZero();
     }
-#pragma omp parallel for schedule(static) if (ranges > 1)
-    for (std::int64_t ii = 0; ii < n; ++ii) {
+    for (std::int64_t k0 = rangePair_[ts]; k0 < rangePair_[ts + 1]; k0 += kPairBlock)
+      pairBlock(k0, std::min(rangePair_[ts + 1], k0 + kPairBlock), calls, skipped, warnings, narrow);
+  }
+#pragma omp parallel if (ranges > 1)
+  {
+    const auto [first, end] = particleSpan();
+    for (std::int64_t ii = first; ii < end; ++ii) {
       const auto i = static_cast<std::size_t>(ii);
       if (boundary_[i]) gather(i);
       finish(i);
-    }
-  } else {
-    const std::int64_t blocks = (np + kPairBlock - 1) / kPairBlock;
-#pragma omp parallel reduction(+ : calls, skipped, warnings, narrow)
-    {
-#pragma omp for schedule(dynamic, 1)
-      for (std::int64_t b = 0; b < blocks; ++b)
-        pairBlock<false>(b * kPairBlock, std::min(np, (b + 1) * kPairBlock), calls, skipped, warnings, narrow);
-#pragma omp for schedule(dynamic, 256)
-      for (std::int64_t ii = 0; ii < n; ++ii) {
-        gather(static_cast<std::size_t>(ii));
-        finish(static_cast<std::size_t>(ii));
-      }
     }
   }
   counters_.narrowPhaseCalls += calls;

@@ -226,15 +226,15 @@ class Simulation {
   /// Contact forces at the current positions; `kick` > 0 applies that half kick to each particle
   /// right after its forces are gathered (same loop).
   void computeForces(Real kick = 0);
-  /// Force of narrow-phase pair k into its slot, and with `scatter` onto its particles not on a
-  /// range boundary (partitionPairs); returns kNarrow or kWarning. (pairBlock's sweep has updated
+  /// Force of narrow-phase pair k into its slot and onto its particles not on a range boundary
+  /// (partitionPairs); returns kNarrow or kWarning. (pairBlock's sweep has updated
   /// the pair's bound and skipped the pair while it is positive, with the bound on.)
-  int pairForces(std::size_t k, double& narrowSeconds, bool scatter);
-  /// A touching pair's force on j and torques into slot k; with `scatter` also added to particles i
-  /// (-f, t.i) and j (f, t.j) unless on a range boundary. From the values in registers: read back
+  int pairForces(std::size_t k, double& narrowSeconds);
+  /// A touching pair's force on j into slot k, added to particles i (-f, t.i) and j (f, t.j) unless
+  /// on a range boundary (then the torques go into their slot too, for the gather). From the values in registers: read back
   /// from the slots, which were stored as scalars and loaded as pairs, they waited on store
   /// forwarding (in perf, ~3 % of a 10k polyhedral bed's step).
-  void storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t, bool scatter);
+  void storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t);
   static constexpr int kNarrow = 2, kWarning = 3;
   void wallForces(int i);
   void kickParticle(std::size_t i, Real h);
@@ -259,7 +259,7 @@ class Simulation {
   /// Tangential force (spring with history + damping, Coulomb-limited by μ fn); updates shear.
   Vec3 tangentialForce(const PairLaw& law, const Vec3& n, const Vec3& vt, const ContactScales& s, Real fn,
                        Vec3& shear) const;
-  void manifoldForces(std::size_t k, const ContactResult& r, bool scatter);
+  void manifoldForces(std::size_t k, const ContactResult& r);
   /// A sphere pair's centre-line quantities, computed for a whole block before its pairs are
   /// done (pairBlock): d2 = |x_j - x_i|², inv = 1/√d2, depth = r_i + r_j - √d2, and the Hertz
   /// contact radius a = √(R* depth) with √a. (NaN when apart: not read then.)
@@ -267,15 +267,16 @@ class Simulation {
     Real d2, inv, depth, a, sa;
   };
   /// Sphere-sphere pair k (analytic contact, the whole law inlined); returns whether it touches.
-  /// Scatter: add the force and torques to the particles not on a range boundary (partitionPairs).
-  template <bool Scatter>
+  /// Adds the force and torques to the particles not on a range boundary (partitionPairs).
   bool spherePair(std::size_t k, const SphereGeometry& g);
   static constexpr std::int64_t kPairBlock = 256;
-  template <bool Scatter>
   void pairBlock(std::int64_t k0, std::int64_t k1, std::int64_t& calls, std::int64_t& skipped, std::int64_t& warnings,
                  double& narrow);
-  /// Owner ranges for the force loop (one per thread; none = slots + gather), and boundary_.
+  /// Owner ranges for the force loop (one per thread), weighted by the pairs' work, and boundary_.
   void partitionPairs();
+  /// This thread's particles in a parallel region: its owner range when there is one per thread,
+  /// else an equal share (the particle loops then touch the data the thread's pairs touch).
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> particleSpan() const;
   /// Depth of touching pair k (stored for narrow-phase pairs, recomputed for sphere pairs).
   [[nodiscard]] Real touchingDepth(std::size_t k) const;
   /// A pair that stopped touching: history reset, slots zeroed (the gather reads every slot).
