@@ -337,11 +337,12 @@ TEST(Dem, RelativeOverlapIsTakenAgainstTheSmallerParticleInContact) {
   EXPECT_NEAR(st.maxRelativeOverlap, 0.2, 1e-6);
 }
 
-TEST(Dem, IdenticalStateForOneAndTwoThreads) {
-  // (also with rolling resistance, whose springs are kept per pair and per wall contact)
+TEST(Dem, IdenticalStateForOneTwoAndThreeThreads) {
+  // Mixed grains (narrow-phase pairs in owner ranges weighted by their work, as sphere pairs);
+  // also with rolling resistance, whose springs are kept per pair and per wall contact.
   for (const Real muR : {0.0, 0.1}) {
-    std::uint64_t hashes[2];
-    for (int t = 1; t <= 2; ++t) {
+    std::uint64_t hashes[3];
+    for (int t = 1; t <= 3; ++t) {
       Simulation sim;
       mixedScene(sim, 200, 11, true, muR);
       sim.options().threads = t;
@@ -353,12 +354,13 @@ TEST(Dem, IdenticalStateForOneAndTwoThreads) {
     }
     omp_set_num_threads(omp_get_num_procs());
     EXPECT_EQ(hashes[0], hashes[1]) << "rolling friction " << muR;
+    EXPECT_EQ(hashes[0], hashes[2]) << "rolling friction " << muR;
   }
 }
 
 TEST(Dem, SphereBedIdenticalForAnyThreadCount) {
-  // Sphere-only systems split the pairs into one particle range per thread (forces added in the
-  // pair loop, boundary particles gathered): the same bits as one thread, whether the particle
+  // The pairs are split into one particle range per thread (forces added in the pair loop,
+  // boundary particles gathered): the same bits as one thread, whether the particle
   // indices follow space (few boundary particles) or not (shuffled: most are on a boundary).
   for (const bool shuffled : {false, true}) {
     std::uint64_t hashes[3];
