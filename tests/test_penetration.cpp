@@ -1321,6 +1321,38 @@ TEST(PenetrationCurved, CylinderRimContactsInBothOrders) {
   }
 }
 
+TEST(PenetrationCurved, CapOnCapDistanceCertifiedByAnEarlierSupportPlane) {
+  // Two cylinders whose caps face each other, parallel, 1.6e-7 apart (validation §22 C; contact
+  // hunt id 20261127 3 3 3 0 26). Each new direction's support is a rim point that swings round
+  // the rim, so the last support plane stayed poor and GJK ran out of iterations although an
+  // earlier plane bounded the distance to the last bit: "max_iterations" with lower bound =
+  // distance. Now "separated", certified by the best plane seen.
+  const Shape a(Cylinder{0.27011790141315434, 0.40188300931044774});
+  const Shape b(Cylinder{0.50930126480041826, 0.30001171036078578});
+  const Transform pa(rows({-0.84760327709790562, 0.52851948010466654, -0.047284710031726358, 0.51801833443801149,
+                           0.80485263845013943, -0.28960185697940116, -0.11500299926071439, -0.26996182976439859,
+                           -0.95597851473309725}),
+                     Vec3::Zero());
+  const Transform pb(rows({0.23523620589826599, 0.44034074632766773, 0.86646636089243612, -0.055734715173563903,
+                           -0.88390458913433823, 0.46433427488370804, 0.97033889387116212, -0.15752048892398041,
+                           -0.18338409584814053}),
+                     Vec3(-0.3904922653033216, -0.64649408453265522, -0.73802250666622327));
+  const Real exact = 1.6245680363080824e-07;  // (the hunt's long-double oracle)
+  const Real tol = 1e-12 * 2.13131;           // 1e-12 of bounding radii + centre distance
+  for (int order = 0; order < 2; ++order) {
+    const DistanceResult r = order == 0 ? distance(a, pa, b, pb) : distance(b, pb, a, pa);
+    EXPECT_NEAR(r.distance, exact, tol) << "order " << order;
+    EXPECT_LE(r.lowerBound, r.distance) << "order " << order;
+    EXPECT_NEAR(r.lowerBound, exact, tol) << "order " << order;
+    const Vec3 axis = pa.rotation.col(2);  // both caps are normal to A's axis
+    EXPECT_NEAR(std::abs(r.normal.dot(axis)), 1, 1e-12) << "order " << order;
+    if (order == 0) EXPECT_EQ(r.status, Status::Separated) << toString(r.status);
+    const ContactResult q = order == 0 ? contact(a, pa, b, pb) : contact(b, pb, a, pa);
+    EXPECT_NEAR(q.distance, exact, tol) << "order " << order;
+    if (order == 0) EXPECT_EQ(q.status, Status::Separated) << toString(q.status);
+  }
+}
+
 TEST(PenetrationCurved, SpheresAsEllipsoidsCylindersAndCones) {
   // Ellipsoids with equal radii are spheres, but on the curved path (no point core): depth must
   // still come out accurate.

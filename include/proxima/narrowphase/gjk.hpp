@@ -919,6 +919,19 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     exitStatus = Status::Separated;
     if constexpr (detail::kCurvedPair<SA, SB>) stall = true;
   }
+  // Curved pairs out of iterations whose distance the best support plane seen certifies (the
+  // progress test with that plane instead of the last one): across two parallel flat faces (a
+  // cylinder's cap on another's, a thin disc) each new direction's support is a rim point that
+  // swings round the rim, so the last plane stays poor while an earlier one already bounds the
+  // distance to the last bit. The iterations were not wasted: they sharpen v's direction, i.e.
+  // the normal and witnesses; only the status changes (validation §22 C: 95 pairs of the contact
+  // hunt ended "max_iterations" with lower bound = distance).
+  if constexpr (detail::kCurvedPair<SA, SB>) {
+    const Real upper = std::sqrt(vv);
+    if (exitStatus == Status::MaxIterations &&
+        upper - lower <= opt.relTolerance * upper + opt.absTolerance * std::sqrt(maxY2()))
+      exitStatus = Status::Separated;
+  }
   out.restarts = restarts;
   finish(exitStatus, sol);
   // "separated" promises distance > 0 with a proof. A stall is reported as a touch instead when
