@@ -1346,10 +1346,14 @@ TEST(PenetrationCurved, CapOnCapDistanceCertifiedByAnEarlierSupportPlane) {
     EXPECT_NEAR(r.lowerBound, exact, tol) << "order " << order;
     const Vec3 axis = pa.rotation.col(2);  // both caps are normal to A's axis
     EXPECT_NEAR(std::abs(r.normal.dot(axis)), 1, 1e-12) << "order " << order;
-    if (order == 0) EXPECT_EQ(r.status, Status::Separated) << toString(r.status);
+    if (order == 0) {
+      EXPECT_EQ(r.status, Status::Separated) << toString(r.status);
+    }
     const ContactResult q = order == 0 ? contact(a, pa, b, pb) : contact(b, pb, a, pa);
     EXPECT_NEAR(q.distance, exact, tol) << "order " << order;
-    if (order == 0) EXPECT_EQ(q.status, Status::Separated) << toString(q.status);
+    if (order == 0) {
+      EXPECT_EQ(q.status, Status::Separated) << toString(q.status);
+    }
   }
 }
 
