@@ -189,6 +189,9 @@ template <class SA, class SB>
 struct SphereStep {
   Vec3 t1, t2;
   Real g1 = 0, g2 = 0, d1 = 0, d2 = 0;
+  Real h11 = 0, h12 = 0, h22 = 0;  ///< the model's Hessian in (t1, t2): H_A + H_B' - shift
+  Real a11 = 0, a12 = 0, a22 = 0;  ///< A's share, H_A (its support point's derivative along t1, t2)
+  Real shift = 0;
 };
 template <class SA, class SB>
 bool sphereNewtonStep(const SA& a, const SB& b, const Mat3& R, const Vec3& u, const Vec3& pa, const Vec3& lb,
@@ -196,9 +199,13 @@ bool sphereNewtonStep(const SA& a, const SB& b, const Mat3& R, const Vec3& u, co
   st.t1 = u.unitOrthogonal(), st.t2 = u.cross(st.t1);
   st.g1 = st.t1.dot(w), st.g2 = st.t2.dot(w);
   const Vec3 ub = mulMatT(R, Vec3(-u)), b1 = mulMatT(R, st.t1), b2 = mulMatT(R, st.t2);
-  const Real h11 = a.supportHessianForm(u, pa, st.t1, st.t1) + b.supportHessianForm(ub, lb, b1, b1) - shift;
-  const Real h22 = a.supportHessianForm(u, pa, st.t2, st.t2) + b.supportHessianForm(ub, lb, b2, b2) - shift;
-  const Real h12 = a.supportHessianForm(u, pa, st.t1, st.t2) + b.supportHessianForm(ub, lb, b1, b2);
+  st.a11 = a.supportHessianForm(u, pa, st.t1, st.t1);
+  st.a22 = a.supportHessianForm(u, pa, st.t2, st.t2);
+  st.a12 = a.supportHessianForm(u, pa, st.t1, st.t2);
+  st.shift = shift;
+  const Real h11 = st.h11 = st.a11 + b.supportHessianForm(ub, lb, b1, b1) - shift;
+  const Real h22 = st.h22 = st.a22 + b.supportHessianForm(ub, lb, b2, b2) - shift;
+  const Real h12 = st.h12 = st.a12 + b.supportHessianForm(ub, lb, b1, b2);
   const Real det = h11 * h22 - h12 * h12;
   if (!(h11 > 0 && det > 0)) return false;
   st.d1 = -(h22 * st.g1 - h12 * st.g2) / det, st.d2 = -(h11 * st.g2 - h12 * st.g1) / det;
@@ -355,18 +362,33 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
     Real d1 = st.d1, d2 = st.d2;
     if (lower > 0 && F - lower <= tight * scale) {
       // Converged: the depth is F. The normal's error is the remaining step, ~sqrt(F error /
-      // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp), and the
-      // answer is the support pair along it: with the pair along u, w_B - w_A = -w(u) left the
-      // normal by the gradient, |w - F u|, the size of the step times the curvature (7e-8 for
-      // ellipsoids ~0.7 across: validation §22 E). Along the stepped normal that residual is of
-      // second order. Its overlap is an upper bound on the depth like F; it is taken unless
-      // rounding put it above F.
+      // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp), and so do
+      // the witnesses, to first order: each support point moves by its own Hessian times the step,
+      // H_A d on A and -H_B d on B (both in the tangent plane), so that w = s_A - s_B becomes
+      // w + (H_A + H_B) d = F (u + d) by the Newton equation (H_A + H_B - F) d = -g: parallel to the
+      // stepped normal, with a residual of second order in d. With the pair along u, w_B - w_A left
+      // the normal by the gradient g, which F's criterion (second order in g) leaves at up to ~1e-8
+      // of the size (7e-8 for ellipsoids ~0.7 across: validation §22 E). The points move ~|g|
+      // along their tangent planes, i.e. off the surfaces by ~curvature x |g|^2, rounding. (The
+      // support pair along the stepped normal would do the same at the cost of one more support
+      // call: 9 % of a settled ellipsoid bed's step.)
       s.n = (s.u + d1 * t1 + d2 * t2).normalized();
-      Vec3 sa, lb;
-      const Vec3 w = csoSupport(s.n, sa, lb);
-      const Real Fn = s.n.dot(w);
-      if (Fn <= F + 8 * tol::kEps * scale && Fn > 0 && w.allFinite())
-        s.u = s.n, s.sa = sa, s.lb = lb, s.w = w, s.F = Fn;
+      // The exact Newton step (shift F; the model's shift is min(F, r/2)): H_A + H_B' >= r > F on
+      // the tangent plane, so it is positive definite here.
+      const Real e11 = st.h11 + st.shift - F, e22 = st.h22 + st.shift - F, e12 = st.h12;
+      const Real det = e11 * e22 - e12 * e12;
+      const Real x1 = -(e22 * g1 - e12 * g2) / det, x2 = -(e11 * g2 - e12 * g1) / det;
+      const Vec3 n = (s.u + x1 * t1 + x2 * t2).normalized();
+      // (H_A + H_B') x = -g + F x: the support points' moves along (t1, t2), A's and the rest B's
+      const Real a1 = st.a11 * x1 + st.a12 * x2, a2 = st.a12 * x1 + st.a22 * x2;
+      const Real b1 = -g1 + F * x1 - a1, b2 = -g2 + F * x2 - a2;
+      const Vec3 moveA = a1 * t1 + a2 * t2, moveB = b1 * t1 + b2 * t2;
+      if (e11 > 0 && det > 0 && n.allFinite() && moveA.allFinite() && moveB.allFinite()) {
+        s.n = n;
+        s.sa += moveA;
+        s.lb -= mulMatT(R, moveB);  // (B's point, in B's frame, moves by -H_B' x)
+        s.w += moveA + moveB;
+      }
       return true;
     }
     const Real len = std::hypot(d1, d2);
