@@ -668,15 +668,15 @@ void Simulation::step() {
   {
     const auto [first, end] = particleSpan();
     for (std::int64_t ii = first; ii < end; ii += 2) {
-    const auto i = static_cast<std::size_t>(ii);
-    const std::size_t last = ii + 1 < end ? i + 1 : i;  // (an odd count ends with one particle)
-    for (std::size_t k = i; k <= last; ++k) kickParticle(k, 0.5 * dt);
-    if (last > i)
-      driftTwo(i, last, dt);
-    else
-      driftParticle(i, dt);
-    for (std::size_t k = i; k <= last; ++k)
-      maxDisp = std::max(maxDisp, (particles_.position[k] - referencePosition_[k]).squaredNorm());
+      const auto i = static_cast<std::size_t>(ii);
+      const std::size_t last = ii + 1 < end ? i + 1 : i;  // (an odd count ends with one particle)
+      for (std::size_t k = i; k <= last; ++k) kickParticle(k, 0.5 * dt);
+      if (last > i)
+        driftTwo(i, last, dt);
+      else
+        driftParticle(i, dt);
+      for (std::size_t k = i; k <= last; ++k)
+        maxDisp = std::max(maxDisp, (particles_.position[k] - referencePosition_[k]).squaredNorm());
     }
   }
   kickLids(0.5 * dt);
@@ -1090,6 +1090,27 @@ void Simulation::computePairConstants() {
   }
 }
 
+[[gnu::always_inline]] inline void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j,
+                                                              const Vec3& f, const PairTorques& t) {
+  pairForce_[k] = f;
+  // Added to the particles this range owns outright (see partitionPairs); a boundary particle
+  // gathers its pairs' slots instead, so its torque slots must be written. Only the gather reads
+  // torque slots, and only a boundary particle's (every pair of one has bi or bj set); the others
+  // are never read (a touching pair rewrites its slot each step, a released pair zeroes it), and
+  // not writing them spares a line read for ownership per touching pair in a bed larger than the
+  // caches.
+  const bool bi = boundary_[i], bj = boundary_[j];
+  if (!bi) {
+    particles_.force[i] -= f;
+    particles_.torque[i] += t.i;
+  }
+  if (!bj) {
+    particles_.force[j] += f;
+    particles_.torque[j] += t.j;
+  }
+  if (bi || bj) pairTorque_[k] = t;
+}
+
 // The sphere-sphere contact with the law of normalForce/tangentialForce written out once, for the
 // common case of sphere beds: the contact point c = x_i + a_i n = x_j - a_j n (a = radius - depth/2)
 // turns the relative velocity into v_j - v_i - (a_j ω_j + a_i ω_i) × n and both torques into
@@ -1151,20 +1172,7 @@ void Simulation::computePairConstants() {
     tj += m;
     ti -= m;
   }
-  pairForce_[k] = f;
-  // Added to the particles this range owns outright (see partitionPairs); a boundary particle
-  // gathers its pairs' slots instead, so its torque slots must be written. Other torque slots
-  // are not read (a touching pair rewrites its slot each step, a released pair zeroes it).
-  const bool bi = boundary_[i], bj = boundary_[j];
-  if (!bi) {
-    particles_.force[i] -= f;
-    particles_.torque[i] += ti;
-  }
-  if (!bj) {
-    particles_.force[j] += f;
-    particles_.torque[j] += tj;
-  }
-  if (bi || bj) pairTorque_[k] = {ti, tj};
+  storePairForce(k, i, j, f, {ti, tj});
   p.touching = 1;  // (the depth is not stored: touchingDepth recomputes it, one less stream)
   return true;
 }
@@ -1188,24 +1196,6 @@ void Simulation::releasePair(std::size_t k) {
   pairForce_[k].setZero();
   pairTorque_[k] = PairTorques{};
   if (p.cache >= 0) pairDepth_[static_cast<std::size_t>(p.cache)] = 0;
-}
-
-[[gnu::always_inline]] inline void Simulation::storePairForce(std::size_t k, std::size_t i, std::size_t j,
-                                                              const Vec3& f, const PairTorques& t) {
-  pairForce_[k] = f;
-  // As in the sphere kernel: only the gather reads torque slots, and only a boundary particle's
-  // (every pair of one has bi or bj set); the others are never read, and not writing them spares a
-  // line read for ownership per touching pair in a bed larger than the caches.
-  const bool bi = boundary_[i], bj = boundary_[j];
-  if (!bi) {
-    particles_.force[i] -= f;
-    particles_.torque[i] += t.i;
-  }
-  if (!bj) {
-    particles_.force[j] += f;
-    particles_.torque[j] += t.j;
-  }
-  if (bi || bj) pairTorque_[k] = t;
 }
 
 int Simulation::pairForces(std::size_t k, double& narrowSeconds) {

@@ -231,9 +231,10 @@ class Simulation {
   /// the pair's bound and skipped the pair while it is positive, with the bound on.)
   int pairForces(std::size_t k, double& narrowSeconds);
   /// A touching pair's force on j into slot k, added to particles i (-f, t.i) and j (f, t.j) unless
-  /// on a range boundary (then the torques go into their slot too, for the gather). From the values in registers: read back
-  /// from the slots, which were stored as scalars and loaded as pairs, they waited on store
-  /// forwarding (in perf, ~3 % of a 10k polyhedral bed's step).
+  /// on a range boundary (then the torques go into their slot too, for the gather); used by the
+  /// sphere kernel and the narrow-phase laws. From the values in registers: read back from the
+  /// slots, which were stored as scalars and loaded as pairs, they waited on store forwarding (in
+  /// perf, ~3 % of a 10k polyhedral bed's step).
   void storePairForce(std::size_t k, std::size_t i, std::size_t j, const Vec3& f, const PairTorques& t);
   static constexpr int kNarrow = 2, kWarning = 3;
   void wallForces(int i);

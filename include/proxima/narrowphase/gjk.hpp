@@ -375,14 +375,13 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
       s.n = (s.u + d1 * t1 + d2 * t2).normalized();
       // The exact Newton step x (shift F): the model's own when its shift min(F, r/2) is F (a
       // shallow overlap: no second solve), else solved again; H_A + H_B' >= r > F on the tangent
-      // plane, so it is positive definite here.
-      const bool exact = st.shift == F;
-      const Real e11 = exact ? st.h11 : st.h11 + st.shift - F, e22 = exact ? st.h22 : st.h22 + st.shift - F;
-      const Real e12 = st.h12;
-      const Real det = e11 * e22 - e12 * e12;
+      // plane, so it is positive definite here. (If rounding says otherwise, the witnesses stay.)
       Real x1 = d1, x2 = d2;
       Vec3 n = s.n;
-      if (!exact) {
+      if (st.shift != F) {
+        const Real e11 = st.h11 + st.shift - F, e22 = st.h22 + st.shift - F, e12 = st.h12;
+        const Real det = e11 * e22 - e12 * e12;
+        if (!(e11 > 0 && det > 0)) return true;
         x1 = -(e22 * g1 - e12 * g2) / det, x2 = -(e11 * g2 - e12 * g1) / det;
         n = (s.u + x1 * t1 + x2 * t2).normalized();
       }
@@ -390,7 +389,7 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
       const Real a1 = st.a11 * x1 + st.a12 * x2, a2 = st.a12 * x1 + st.a22 * x2;
       const Real b1 = -g1 + F * x1 - a1, b2 = -g2 + F * x2 - a2;
       const Vec3 moveA = a1 * t1 + a2 * t2, moveB = b1 * t1 + b2 * t2;
-      if (e11 > 0 && det > 0 && n.allFinite() && moveA.allFinite() && moveB.allFinite()) {
+      if (n.allFinite() && moveA.allFinite() && moveB.allFinite()) {
         s.n = n;
         s.sa += moveA;
         s.lb -= mulMatT(R, moveB);  // (B's point, in B's frame, moves by -H_B' x)
