@@ -3,7 +3,9 @@
 // Shared by the distance and the contact queries so both see exactly the same geometry.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "proxima/narrowphase/gjk.hpp"
@@ -46,6 +48,25 @@ inline Core coreOf(const Shape& s) {
 
 template <>
 struct PolyhedralSupport<PolytopeRef> : std::true_type {};
+
+/// C's position in Core's list of alternatives.
+template <class C, std::size_t I = 0>
+consteval std::size_t coreIndex() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, Core>, C>)
+    return I;
+  else
+    return coreIndex<C, I + 1>();
+}
+
+/// distance() and contact() query two cores of different types in one order only, the later type in
+/// Core's list first: (X, Y) with X before Y runs as (Y, X) and swaps the answer back (gjk.hpp's
+/// swapSides). So GJK and GJK-TD are instantiated once per unordered pair of core types (45 instead
+/// of 81: the two dispatch units were ~2/3 of the library's compile time, and GJK-TD's the build's
+/// critical path), query(a, b) and query(b, a) agree bit for bit for them, and distance() and
+/// contact() take the same order. The pair's warm-start cache holds its points in that order too,
+/// whichever order the caller uses.
+template <class X, class Y>
+inline constexpr bool kSwappedCores = coreIndex<X>() < coreIndex<Y>();
 
 /// Cores whose CSO with another polyhedral core is a polytope (finite vertex set): GJK-TD ends
 /// exactly on them and the final facet can be re-fitted from all of its vertices. (The same list

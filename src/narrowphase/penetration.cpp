@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
 #include <variant>
 
 #include "cores.hpp"
@@ -76,6 +77,21 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
   return r;
 }
 
+// GJK-TD on two cores of any types, in Core's order of the types (cores.hpp, kSwappedCores).
+template <class X, class Y>
+ContactResult coreContact(const X& x, const Transform& poseX, const Y& y, const Transform& poseY,
+                          const PenetrationOptions& options, ContactCache& cc, bool coldCache) {
+  if constexpr (detail::kSwappedCores<X, Y>) {
+    ContactResult r = detail::gjkTd(y, poseY, x, poseX, options, cc, coldCache);
+    detail::swapSides(r);
+    // (gjkTd only writes these, for the manifold's face search, which takes the caller's order.)
+    std::swap(cc.supportVertexA, cc.supportVertexB);
+    return r;
+  } else {
+    return detail::gjkTd(x, poseX, y, poseY, options, cc, coldCache);
+  }
+}
+
 // The input's first problem as an InvalidInput result, or nullopt when there is none (contact()'s
 // quick verdict was too strict: it then answers as for valid input).
 std::optional<ContactResult> refusal(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
@@ -120,7 +136,7 @@ ContactResult checkedContact(const Shape& a, const Transform& poseA, const Shape
       : boxA && boxB
           ? detail::gjkTd(*boxA, poseA, *boxB, poseB, options, cc, !cache)
           : std::visit(
-                [&](const auto& x, const auto& y) { return detail::gjkTd(x, poseA, y, poseB, options, cc, !cache); },
+                [&](const auto& x, const auto& y) { return coreContact(x, poseA, y, poseB, options, cc, !cache); },
                 detail::coreOf(a), detail::coreOf(b));
   if (gjkTd) addRadii(r, a.totalRadius(), b.totalRadius());
   if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
