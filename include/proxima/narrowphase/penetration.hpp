@@ -76,7 +76,8 @@ struct PenetrationOptions {
 };
 
 /// Per-pair warm-start data across time steps: GJK's simplex plus the previous contact normal and
-/// the previous closest face's support points, all kept in each body's own frame.
+/// the previous closest face's support points, all kept in each body's own frame. (For two shapes of
+/// different kinds, A and B in the order contact() runs them, the later kind first: GjkCache.)
 /// Laid out for the DEM, which keeps one per pair in a bed far larger than the processor's caches:
 /// aligned to a cache line, with everything a persisting contact's warm query reads and writes (the
 /// face, apex, manifold memo, support memos, hints and key) in the first kHotBytes, six lines; GJK's
