@@ -543,6 +543,37 @@ TEST(PenetrationInvariants, MixedCoreTypesAgreeBitForBitInBothOrders) {
   EXPECT_GT(overlapping, compared / 4);
 }
 
+// The manifold of a pair that contact() runs in the other order (a box on a polytope slab: the
+// polytope first) is built in the caller's order: a box resting face down on the slab's top, turned
+// about the vertical, gives the same 4 points in both orders, warm or cold. (It does not pin down
+// which cached supporting vertex goes to which body: the box's is never set, and the slab's face
+// search starts afresh without it; checked by swapping them.)
+TEST(PenetrationManifold, BoxOnPolytopeSlabInBothOrders) {
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  const Shape slab(Polytope::fromPoints(boxVertices(Vec3(3, 2, 0.5), Transform{})).value());
+  const Shape box(Box{Vec3(0.4, 0.3, 0.2)});
+  ContactCache boxFirst, slabFirst;
+  for (int k = 0; k < 50; ++k) {
+    const Real depth = 1e-3 * (1 + u(rng));
+    const Quat q(Eigen::AngleAxis<Real>(u(rng) * 3, Vec3::UnitZ()));
+    const Transform pBox = at(Vec3(u(rng), u(rng), 0.5 + 0.2 - depth), q), pSlab = at(Vec3::Zero());
+    for (ContactCache* c : {static_cast<ContactCache*>(nullptr), &boxFirst}) {
+      const ContactResult r = contact(box, pBox, slab, pSlab, {}, c);
+      const ContactResult s = contact(slab, pSlab, box, pBox, {}, c ? &slabFirst : nullptr);
+      ASSERT_EQ(r.contactCount, 4) << k;
+      ASSERT_EQ(s.contactCount, 4) << k;
+      EXPECT_NEAR(r.depth, depth, 1e-12) << k;
+      for (int m = 0; m < 4; ++m) {
+        EXPECT_NEAR(r.contacts[m].depth, depth, 1e-12) << k;
+        Real nearest = 1;
+        for (int l = 0; l < 4; ++l) nearest = std::min(nearest, (r.contacts[m].point - s.contacts[l].point).norm());
+        EXPECT_LE(nearest, 1e-12) << k << " point " << m;
+      }
+    }
+  }
+}
+
 TEST(PenetrationOracle, RandomHullsAndDegenerateFamilies) {
   std::mt19937_64 rng(2024);
   std::uniform_real_distribution<Real> u(-1, 1);

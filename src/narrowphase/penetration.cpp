@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <optional>
-#include <utility>
 #include <variant>
 
 #include "cores.hpp"
@@ -77,15 +76,15 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
   return r;
 }
 
-// GJK-TD on two cores of any types, in Core's order of the types (cores.hpp, kSwappedCores).
+// GJK-TD on two cores of any types, in Core's order of the types (cores.hpp, kSwappedCores);
+// swapped: the cache cc holds the pair in the other order (its supportVertexA is y's).
 template <class X, class Y>
 ContactResult coreContact(const X& x, const Transform& poseX, const Y& y, const Transform& poseY,
-                          const PenetrationOptions& options, ContactCache& cc, bool coldCache) {
+                          const PenetrationOptions& options, ContactCache& cc, bool coldCache, bool& swapped) {
   if constexpr (detail::kSwappedCores<X, Y>) {
+    swapped = true;
     ContactResult r = detail::gjkTd(y, poseY, x, poseX, options, cc, coldCache);
     detail::swapSides(r);
-    // (gjkTd only writes these, for the manifold's face search, which takes the caller's order.)
-    std::swap(cc.supportVertexA, cc.supportVertexB);
     return r;
   } else {
     return detail::gjkTd(x, poseX, y, poseY, options, cc, coldCache);
@@ -129,26 +128,31 @@ ContactResult checkedContact(const Shape& a, const Transform& poseA, const Shape
   const Box* boxB = std::get_if<Box>(&b.geometry());
   const Polytope* polyA = std::get_if<Polytope>(&a.geometry());
   const Polytope* polyB = std::get_if<Polytope>(&b.geometry());
+  bool swapped = false;
   ContactResult r =
       !gjkTd ? commonPlaneContact(a, poseA, b, poseB, options.method)
       : polyA && polyB
           ? detail::gjkTd(detail::PolytopeRef{polyA}, poseA, detail::PolytopeRef{polyB}, poseB, options, cc, !cache)
       : boxA && boxB
           ? detail::gjkTd(*boxA, poseA, *boxB, poseB, options, cc, !cache)
-          : std::visit(
-                [&](const auto& x, const auto& y) { return coreContact(x, poseA, y, poseB, options, cc, !cache); },
-                detail::coreOf(a), detail::coreOf(b));
+          : std::visit([&](const auto& x,
+                           const auto& y) { return coreContact(x, poseA, y, poseB, options, cc, !cache, swapped); },
+                       detail::coreOf(a), detail::coreOf(b));
   if (gjkTd) addRadii(r, a.totalRadius(), b.totalRadius());
   if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
   r.depth = r.distance < 0 ? -r.distance : 0;
   r.contactPoint = 0.5 * (r.witnessA + r.witnessB);
   r.contactCount = 0;
   if (r.distance <= 0) {
-    if (options.manifold)
-      detail::buildManifold(a, poseA, b, poseB, r, gjkTd ? cc.supportVertexA : -1, gjkTd ? cc.supportVertexB : -1,
+    if (options.manifold) {
+      // (the vertices supporting the normal on a and on b, from the cache in GJK-TD's order)
+      const int va = swapped ? cc.supportVertexB : cc.supportVertexA;
+      const int vb = swapped ? cc.supportVertexA : cc.supportVertexB;
+      detail::buildManifold(a, poseA, b, poseB, r, gjkTd ? va : -1, gjkTd ? vb : -1,
                             gjkTd && cache ? &cc.manifold : nullptr);
-    else
+    } else {
       detail::singlePointManifold(r);
+    }
   }
   return r;
 }
