@@ -68,6 +68,18 @@ consteval std::size_t coreIndex() {
 template <class X, class Y>
 inline constexpr bool kSwappedCores = coreIndex<X>() < coreIndex<Y>();
 
+/// query(x, poseX, y, poseY) run in Core's order (kSwappedCores), its answer read as one for (x, y).
+template <class X, class Y, class Query>
+auto inCoreOrder(const X& x, const Transform& poseX, const Y& y, const Transform& poseY, Query&& query) {
+  if constexpr (kSwappedCores<X, Y>) {
+    auto r = query(y, poseY, x, poseX);
+    swapSides(r);
+    return r;
+  } else {
+    return query(x, poseX, y, poseY);
+  }
+}
+
 /// Cores whose CSO with another polyhedral core is a polytope (finite vertex set): GJK-TD ends
 /// exactly on them and the final facet can be re-fitted from all of its vertices. (The same list
 /// as gjk.hpp's PolyhedralSupport, which GJK's stall rules read.)

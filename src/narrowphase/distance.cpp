@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <variant>
 
 #include "cores.hpp"
@@ -70,17 +69,11 @@ DistanceResult distance(const Shape& a, const Transform& poseA, const Shape& b, 
 
   const Core ca = coreOf(a), cb = coreOf(b);
   // (Two cores of different types in one order, as contact() runs them: cores.hpp, kSwappedCores.)
-  DistanceResult r = std::visit(
-      [&](const auto& x, const auto& y) {
-        if constexpr (detail::kSwappedCores<std::decay_t<decltype(x)>, std::decay_t<decltype(y)>>) {
-          DistanceResult s = gjkDistance(y, poseB, x, poseA, options, cache);
-          detail::swapSides(s);
-          return s;
-        } else {
-          return gjkDistance(x, poseA, y, poseB, options, cache);
-        }
-      },
-      ca, cb);
+  auto query = [&](const auto& p, const Transform& pp, const auto& q, const Transform& pq) {
+    return gjkDistance(p, pp, q, pq, options, cache);
+  };
+  DistanceResult r =
+      std::visit([&](const auto& x, const auto& y) { return detail::inCoreOrder(x, poseA, y, poseB, query); }, ca, cb);
   const Real ra = a.totalRadius(), rb = b.totalRadius();
   if (ra == 0 && rb == 0) return r;
   if (r.status == Status::Overlapping) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <type_traits>
 #include <variant>
 
 #include "cores.hpp"
@@ -76,21 +77,6 @@ ContactResult commonPlaneContact(const Shape& a, const Transform& poseA, const S
   return r;
 }
 
-// GJK-TD on two cores of any types, in Core's order of the types (cores.hpp, kSwappedCores);
-// swapped: the cache cc holds the pair in the other order (its supportVertexA is y's).
-template <class X, class Y>
-ContactResult coreContact(const X& x, const Transform& poseX, const Y& y, const Transform& poseY,
-                          const PenetrationOptions& options, ContactCache& cc, bool coldCache, bool& swapped) {
-  if constexpr (detail::kSwappedCores<X, Y>) {
-    swapped = true;
-    ContactResult r = detail::gjkTd(y, poseY, x, poseX, options, cc, coldCache);
-    detail::swapSides(r);
-    return r;
-  } else {
-    return detail::gjkTd(x, poseX, y, poseY, options, cc, coldCache);
-  }
-}
-
 // The input's first problem as an InvalidInput result, or nullopt when there is none (contact()'s
 // quick verdict was too strict: it then answers as for valid input).
 std::optional<ContactResult> refusal(const Shape& a, const Transform& poseA, const Shape& b, const Transform& poseB,
@@ -129,15 +115,19 @@ ContactResult checkedContact(const Shape& a, const Transform& poseA, const Shape
   const Polytope* polyA = std::get_if<Polytope>(&a.geometry());
   const Polytope* polyB = std::get_if<Polytope>(&b.geometry());
   bool swapped = false;
-  ContactResult r =
-      !gjkTd ? commonPlaneContact(a, poseA, b, poseB, options.method)
-      : polyA && polyB
-          ? detail::gjkTd(detail::PolytopeRef{polyA}, poseA, detail::PolytopeRef{polyB}, poseB, options, cc, !cache)
-      : boxA && boxB
-          ? detail::gjkTd(*boxA, poseA, *boxB, poseB, options, cc, !cache)
-          : std::visit([&](const auto& x,
-                           const auto& y) { return coreContact(x, poseA, y, poseB, options, cc, !cache, swapped); },
-                       detail::coreOf(a), detail::coreOf(b));
+  auto query = [&](const auto& p, const Transform& pp, const auto& q, const Transform& pq) {
+    return detail::gjkTd(p, pp, q, pq, options, cc, !cache);
+  };
+  auto anyCores = [&](const auto& x, const auto& y) {
+    // (Core's order of the types, cores.hpp: then cc holds the pair the other way round)
+    swapped = detail::kSwappedCores<std::decay_t<decltype(x)>, std::decay_t<decltype(y)>>;
+    return detail::inCoreOrder(x, poseA, y, poseB, query);
+  };
+  ContactResult r = !gjkTd           ? commonPlaneContact(a, poseA, b, poseB, options.method)
+                    : polyA && polyB ? detail::gjkTd(detail::PolytopeRef{polyA}, poseA, detail::PolytopeRef{polyB},
+                                                     poseB, options, cc, !cache)
+                    : boxA && boxB   ? detail::gjkTd(*boxA, poseA, *boxB, poseB, options, cc, !cache)
+                                     : std::visit(anyCores, detail::coreOf(a), detail::coreOf(b));
   if (gjkTd) addRadii(r, a.totalRadius(), b.totalRadius());
   if (r.status == Status::InvalidInput || r.status == Status::Degenerate) return r;
   r.depth = r.distance < 0 ? -r.distance : 0;

@@ -1071,7 +1071,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     const bool proven = out.status == Status::Separated && lower > 0;
     const bool loose =
         proven && !(out.distance - lower <= opt.relTolerance * out.distance + opt.absTolerance * std::sqrt(maxY2()));
-    if (out.status == Status::Separated && stall && (!(lower > 0) || loose) && !detail::gjkSecondOpinionRunning) {
+    if (out.status == Status::Separated && stall && (!proven || loose) && !detail::gjkSecondOpinionRunning) {
       GjkOptions o = opt;
       o.normTrace = nullptr;
       detail::gjkSecondOpinionRunning = true;
@@ -1079,9 +1079,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       detail::gjkSecondOpinionRunning = false;
       const bool proves = s.status == Status::Separated && s.lowerBound > 0;
       const Real lowerBoth = std::max(out.lowerBound, s.lowerBound);
-      const bool take = proven ? s.status == Status::Separated && s.distance < out.distance
-                               : s.status == Status::Overlapping || proves ||
-                                     (s.status == Status::Separated && s.distance < out.distance);
+      // (a proven separation takes only a smaller distance)
+      const bool smaller = s.status == Status::Separated && s.distance < out.distance;
+      const bool take = smaller || (!proven && (s.status == Status::Overlapping || proves));
       if (take) {
         const int iterations = out.iterations + s.iterations, restartsBoth = out.restarts + s.restarts;
         const int newton = out.newtonSteps + s.newtonSteps;
