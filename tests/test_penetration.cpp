@@ -739,6 +739,138 @@ TEST(PenetrationDegenerate, FlatAndLowerDimensionalShapes) {
   EXPECT_NEAR(r.depth, 0.1, 1e-15);
 }
 
+// A flat body (a plate micrometres thick) overlapping a face nearly parallel to it: the closest face
+// of the expanding polytope is a sliver whose normal is re-fitted, or a neighbour whose plane is a
+// few 1e-6 rad off the reported normal supplies the barycentrics. The witnesses were that face's
+// projection, so w_B - w_A left -depth n by depth times that angle (the contact hunt of 2026-11-27:
+// 2.9e-7 for the first pair below, 2.6e-6 for the second; both on their support planes). Now they
+// are the barycentrics of depth n itself (gjk_td.hpp, the answer off the closest face).
+TEST(PenetrationDegenerate, FlatPlateUnderAFaceGetsOppositeWitnesses) {
+  auto rows = [](std::initializer_list<Real> v) {
+    Mat3 m;
+    auto it = v.begin();
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) m(r, c) = *it++;
+    return m;
+  };
+  auto check = [](const Shape& a, const Transform& pa, const Shape& b, const Transform& pb, Real tolerance,
+                  const char* what) {
+    const Real size = 2 + (pa.translation - pb.translation).norm();  // (both bodies lie within 1 of their origins)
+    for (int order = 0; order < 2; ++order) {
+      const ContactResult r = order == 0 ? contact(a, pa, b, pb) : contact(b, pb, a, pa);
+      ASSERT_EQ(r.status, Status::Overlapping) << what << " order " << order;
+      EXPECT_LE((r.witnessB - r.witnessA - r.distance * r.normal).norm(), tolerance * size) << what << " order " << order;
+    }
+  };
+  // Hunt id 20261127 5 6 3 1 32: a box face on a plate 2e-6 thick, 0.0526 deep.
+  {
+    const Shape box(Box{Vec3(0.092932654811038157, 0.79299749140154441, 0.092932654811038157)});
+    const Shape plate(Polytope::fromPoints(std::vector<Vec3>{{0.32168478244478055, 9.5431241659000967e-08, -0.39481588681094343},
+                                                             {-0.46829921502487326, 4.5240774378221415e-07, 0.14787312481906822},
+                                                             {-0.5193593893393541, 3.2512275530622955e-07, 0.082660077822863734},
+                                                             {-0.2778460842233022, -4.0714921940980663e-07, 0.37281670251114341},
+                                                             {-0.033875983435958414, 8.8469235552446616e-07, 0.22724494662125144},
+                                                             {0.086033134676017461, -9.8894518705377376e-07, 0.030558865927036154},
+                                                             {0.090365194253665529, 9.732984519598218e-07, 0.087042765565482377},
+                                                             {-0.41616021938731845, -5.5503029269761958e-07, -0.18050520751146854},
+                                                             {0.3519525290453196, 2.9816753028350814e-07, 0.34873222759698363},
+                                                             {-0.12922118558820384, 3.6804373509199837e-07, 0.43828413719960263}})
+                          .value());
+    const Transform pa{rows({-0.49222574016593157, 0.77588261992454988, -0.3946137108833363, -0.82548583825375688,
+                             -0.55991254138481072, -0.071211493752729518, -0.27620092606758828, 0.29069589969419762,
+                             0.91608348000626427}),
+                       Vec3(0.20312735548735938, -0.80325479469564154, 0.21237034904769034)};
+    const Transform pb{rows({0.80006941427961142, 0.49219672810789128, 0.34297421648597143, -0.3040156309653439,
+                             0.82551664426305182, -0.47549633665614477, -0.51716866539169137, 0.27616055273075568,
+                             0.81010611690840861}),
+                       Vec3(1.0858233661774823, -1.3592403934550965, 0.15489792154401261)};
+    check(box, pa, plate, pb, 1e-12, "box on plate");
+  }
+  // Hunt id 20261127 6 6 3 1 35: a 12-vertex polytope on a plate 6e-6 thick.
+  {
+    const Shape rock(Polytope::fromPoints(std::vector<Vec3>{{-0.31982573937320896, -0.40972561629106596, 0.28464631232615883},
+                                                            {0.054726002508583109, -0.44938272365256288, -0.4481872001542388},
+                                                            {0.13736662493876423, -0.48318960694612656, -0.37544490862337576},
+                                                            {-0.064831439936761964, 0.50289103092901832, 0.377883434967211},
+                                                            {0.4446574610830506, 0.10072729039284939, 0.32185530798722856},
+                                                            {-0.28757687654972436, 0.016311664773388308, -0.54480106812774665},
+                                                            {0.084844310735742376, 0.52170276068513521, 0.341765811653854},
+                                                            {-0.20920190289186721, 0.22400797454319463, 0.55092129398487732},
+                                                            {0.31834419740912018, 0.29103472241837142, 0.41736577157874138},
+                                                            {0.32618133268347332, -0.48074235735533266, -0.069396164256686141},
+                                                            {0.44598439054675287, -0.23645256488689118, 0.22644607767523825},
+                                                            {0.51783581084727026, 0.052967055135682173, 0.0055411576419123485}})
+                         .value());
+    const Shape plate(Polytope::fromPoints(std::vector<Vec3>{{-0.28965664667020496, -0.14676566551367531, -2.815138816093635e-06},
+                                                             {-0.58604242299848153, -0.14832905780874789, -1.005174715914313e-06},
+                                                             {-0.50381094106873736, -0.21870516218878347, 8.5054344796603282e-07},
+                                                             {0.63238758654847982, 0.080514603166439089, -1.0551469618166048e-06},
+                                                             {-0.1310120369653161, 0.094478780443076296, 3.3149414240832618e-06},
+                                                             {0.33395232839456274, 0.038182059167061549, -3.0431519145195596e-06},
+                                                             {0.26390682252454989, -0.29311563465012663, 1.2950920579933043e-06},
+                                                             {0.50066185532636975, -0.23455315266089255, -2.6058133201455857e-07},
+                                                             {0.31358376857921283, -0.30733746218647046, -1.9858165174288977e-07},
+                                                             {-0.13215255875725679, -0.32956248543799238, 8.4997900625654996e-07},
+                                                             {0.4143715415037269, 0.24017537500523725, 1.3719905463567889e-06},
+                                                             {-0.019092950047720856, 0.039069084461743758, 3.4921102404423645e-06},
+                                                             {-0.36621665097472189, -0.023186227982178259, -2.9593525667607657e-06}})
+                          .value());
+    const Transform pa{rows({0.22086782923832993, 0.27594471066713933, 0.93545278804564858, -0.80157853478648189,
+                             0.59774963141047199, 0.01293177165750159, -0.55559810526774223, -0.75269508753775838,
+                             0.35321502037628794}),
+                       Vec3(0.53723565950997176, 0.29211369439519891, 0.46425821196992906)};
+    const Transform pb{rows({-0.41441041838107617, 0.49300555960688153, 0.76498988446509986, -0.9098932446972815,
+                             -0.20695951296942106, -0.35953030921705742, -0.018928507375759795, -0.84505223399986673,
+                             0.53434860664210615}),
+                       Vec3(0.85316085855733581, 0.1308759033429244, 0.47897875867765866)};
+    // (the sliver's re-fitted normal leaves its points ~1e-11 off their support planes: so is the
+    // witnesses' difference; it was 2.6e-6)
+    check(rock, pa, plate, pb, 1e-10, "rock on plate");
+  }
+  // Seeded family: plates 1e-7 .. 1e-5 thick of 6-12 points, turned 1e-9 .. 1e-4 rad away from a box's
+  // top face, 1e-9 .. 0.1 deep, anywhere over the face. (These passed before the change too: they
+  // guard the usual case, a closest face's own projection, which the change keeps.)
+  std::mt19937_64 rng(28112026);
+  std::uniform_real_distribution<Real> u(-1, 1), unit(0, 1);
+  int worse = 0, queries = 0;
+  Real worst = 0;
+  const Shape box(Box{Vec3(0.6, 0.4, 0.3)});
+  for (int k = 0; k < 300; ++k) {
+    const Real thick = std::pow(10.0, -7 + 2 * unit(rng));
+    std::vector<Vec3> pts;
+    const int count = 6 + static_cast<int>(7 * unit(rng));
+    for (int i = 0; i < count; ++i) {
+      const Real phi = 6.283185307179586 * unit(rng), rad = 0.2 + 0.3 * unit(rng);
+      pts.emplace_back(rad * std::cos(phi), rad * std::sin(phi), 0.5 * thick * u(rng));
+    }
+    auto plate = Polytope::fromPoints(pts);
+    if (!plate) continue;
+    const Shape b(std::move(plate).value());
+    const Real tilt = std::pow(10.0, -9 + 5 * unit(rng));
+    const Quat q = Quat(Eigen::AngleAxis<Real>(tilt, Vec3(u(rng), u(rng), 0).normalized())) *
+                   Quat(Eigen::AngleAxis<Real>(3.14159 * u(rng), Vec3::UnitZ()));
+    const Real depth = std::pow(10.0, -9 + 8 * unit(rng));
+    Real lowest = 0;  // the plate's lowest point's height above its centre, in the box's frame
+    for (const Vec3& p : pts) lowest = std::min(lowest, (q * p).z());
+    const Transform pa = at(Vec3(u(rng), u(rng), u(rng)), test::randomRotation(rng));
+    const Transform pb =
+        at(pa.apply(Vec3(0.4 * u(rng), 0.25 * u(rng), 0.3 - depth - lowest)), Quat(pa.rotation) * q);
+    const Real size = 1.3 + (pb.translation - pa.translation).norm();  // (the bounding radii and the centres' distance)
+    for (int order = 0; order < 2; ++order) {
+      const ContactResult r = order == 0 ? contact(box, pa, b, pb) : contact(b, pb, box, pa);
+      if (r.status != Status::Overlapping) continue;
+      ++queries;
+      const Real err = (r.witnessB - r.witnessA - r.distance * r.normal).norm() / size;
+      worst = std::max(worst, err);
+      worse += err > 1e-12;
+    }
+  }
+  EXPECT_GT(queries, 500);
+  EXPECT_EQ(worse, 0) << "worst " << worst;
+  std::printf("[ plates  ] %d overlapping queries, %d with |wB - wA - sd n| > 1e-12 of the size, worst %.2e\n", queries,
+              worse, worst);
+}
+
 TEST(PenetrationInvariants, RigidMotionAndSwapOnPolytopes) {
   std::mt19937_64 rng(77);
   std::uniform_real_distribution<Real> u(-1, 1);

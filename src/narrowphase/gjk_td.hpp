@@ -713,6 +713,9 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
               lam[0] = F.lambda[0][0], lam[1] = F.lambda[1][0], lam[2] = F.lambda[2][0];
             const int* G = F.v[best];
             const Real d = h < 0 ? 0 : h;
+            // Another face than the base: its own projection lies off the reported normal by the
+            // faces' angle (see the general path's answer below, which does the same).
+            if (best != 0) faceBarycentrics(y[G[0]], y[G[1]], y[G[2]], F.normalOf(best), Vec3(d * n), lam);
             if (opt.reportSimplex) {
               Vec3 paF[3], pbA[3];
               for (int i = 0; i < 3; ++i) paF[i] = pa[G[i]], pbA[i] = bA[G[i]];
@@ -1172,7 +1175,6 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     d = n.dot(csoSupport(n, sa, lb));
   }
   const auto& G = P.f[best];
-  faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, G.d * G.n, lam);
   Vec3 paF[3], pbA[3];  // the face's support points on A and B, A's frame
   for (int i = 0; i < 3; ++i) paF[i] = P.pa[G.v[i]], pbA[i] = toA(P.lb[G.v[i]]);
   if (status == Status::MaxIterations) {
@@ -1183,6 +1185,15 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
     }
   }
   if (d < 0) d = 0;  // the origin on (or by rounding just outside) the polytope: touching
+  // The witnesses are the face's support points combined by the barycentrics of a point of its plane;
+  // w_A - w_B is that point. The closest face's own projection lies along the reported normal. A
+  // neighbour taken for its barycentrics, or a normal re-fitted from a sliver, lies off it by the
+  // angle between the planes (up to ~5e-5 rad within the windows above): its projection would put
+  // w_B - w_A off -d n by d times that angle (2.9e-7 for a plate 2e-6 thick under a box face 0.05
+  // deep, contact hunt id 20261127 5 6 3 1 32). Then the point taken is d n itself, whose
+  // barycentrics on the face give w_A - w_B = d n up to its tiny offset from the face's plane.
+  const bool ownProjection = best == face && n == F.n;
+  faceBarycentrics(P.y[G.v[0]], P.y[G.v[1]], P.y[G.v[2]], G.n, ownProjection ? Vec3(G.d * G.n) : Vec3(d * n), lam);
   answerOnFace(status, d, n, paF, pbA, lam);
   if (status == Status::Overlapping) out.lowerBound = -d;
   out.iterations = gjkIterations + expansions;
