@@ -1548,6 +1548,73 @@ TEST(PenetrationCurved, CylinderRimContactsInBothOrders) {
   }
 }
 
+// A disc (a cylinder 2.9e-6 thick) lying on a polytope's face: the expansion's Newton finish on the
+// overlap accepted its answer with the two support points anywhere on the two flat faces, 7e-5
+// apart across the normal (the contact hunt of 2026-11-28, id 20261127 3 6 3 1 32 at gap 0): its
+// test is the predicted decrease, which a flat contact's huge finite-difference Hessian makes tiny.
+// Now the witnesses are moved across the normal to face each other (gjk_td.hpp, the Newton finish),
+// staying on their support planes.
+TEST(PenetrationCurved, DiscOnAPolytopeFaceGetsOppositeWitnesses) {
+  auto rows = [](std::initializer_list<Real> v) {
+    Mat3 m;
+    auto it = v.begin();
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) m(r, c) = *it++;
+    return m;
+  };
+  const Shape disc(Cylinder{0.8002219802582653, 1.4254776639447826e-06});
+  const Shape rock(Polytope::fromPoints(std::vector<Vec3>{{0.19478163471678847, 0.35908595426328821, -0.031606907074198554},
+                                                          {0.1923241473017743, 0.32198138543510502, -0.18466546575794099},
+                                                          {0.24948634178636939, -0.067278353491768736, -0.35690349208232031},
+                                                          {-0.27320225463773662, -0.19369798070043695, 0.26473034994177463},
+                                                          {-0.12495973103517928, 0.20011856416142448, 0.37603455806342506},
+                                                          {0.32561340467300015, 0.13035679276331302, -0.23743293235008178},
+                                                          {0.30768642977403093, -0.052926102283524533, -0.29769433041025556},
+                                                          {0.21410903219644706, 0.23936088715374562, 0.28543212921302286},
+                                                          {0.1825462806835893, -0.27517934932316684, 0.27204807017217641},
+                                                          {0.35511265808291109, 0.1321148980206007, 0.17447630769884434},
+                                                          {0.39775687207708876, 0.0070442009033803077, 0.10901319317178644},
+                                                          {0.36301024982274188, 0.18769778319735275, 0.029018831075112269}})
+                       .value());
+  const Transform pa{rows({-0.8149318605651561, -0.25218493032137179, 0.52181301589230045, 0.086544769297374161,
+                           -0.94322316539748674, -0.32068686154067766, 0.5730585184281598, -0.21617775365737882,
+                           0.79048789572046707}),
+                     Vec3(0.078086635285860725, 0.66905131740685264, 0.1251697059624563)};
+  const Transform pb0{rows({0.60167587506742515, -0.78527212027545423, -0.14606107790900696, -0.45057987697015262,
+                            -0.18269951547857155, -0.87384132513486557, 0.65951794200871472, 0.59158142648496681,
+                            -0.46375370619176914}),
+                      Vec3(-0.72751120506794409, 0.56828754654648772, 0.14444608460860989)};
+  // The contact normal is minus the disc's axis (A's third column) to ~1e-10; B moved along it by
+  // `shift` (> 0 apart, < 0 overlapping).
+  const Vec3 axis = -pa.rotation.col(2);
+  auto supportPlane = [](const Shape& s, const Transform& p, const Vec3& dir) {
+    SupportHint h;
+    return dir.dot(p.apply(s.support(p.rotateInverse(dir), h)));
+  };
+  for (const Real shift : {0.0, 1e-12, -1e-12, -1e-9, -1e-6}) {
+    const Transform pb{pb0.rotation, Vec3(pb0.translation + shift * axis)};
+    for (int order = 0; order < 2; ++order) {
+      const bool ab = order == 0;
+      const ContactResult r = ab ? contact(disc, pa, rock, pb) : contact(rock, pb, disc, pa);
+      if (r.status == Status::Separated) {
+        EXPECT_LE(r.distance, std::max<Real>(shift, 0) + 1e-14) << shift;  // (touching may end either way)
+        continue;
+      }
+      ASSERT_EQ(r.status, Status::Overlapping) << shift << " order " << order;
+      const Real size = 4;  // (bounding radii and the centres' distance)
+      EXPECT_LE((r.witnessB - r.witnessA - r.distance * r.normal).norm(), 1e-12 * size) << shift << " order " << order;
+      const Shape& a = ab ? disc : rock;
+      const Shape& b = ab ? rock : disc;
+      const Transform& ta = ab ? pa : pb;
+      const Transform& tb = ab ? pb : pa;
+      EXPECT_NEAR(r.normal.dot(r.witnessA), supportPlane(a, ta, r.normal), 1e-12 * size) << shift << " order " << order;
+      EXPECT_NEAR(-r.normal.dot(r.witnessB), supportPlane(b, tb, Vec3(-r.normal)), 1e-12 * size)
+          << shift << " order " << order;
+    }
+  }
+}
+
+
 TEST(PenetrationCurved, CapOnCapDistanceCertifiedByAnEarlierSupportPlane) {
   // Two cylinders whose caps face each other, parallel, 1.6e-7 apart (validation §22 C; contact
   // hunt id 20261127 3 3 3 0 26). Each new direction's support is a rim point that swings round

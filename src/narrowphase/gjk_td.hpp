@@ -1081,7 +1081,14 @@ ContactResult gjkTd(const SA& a, const Transform& poseA, const SB& b, const Tran
         }
       }
       if (converged && h <= upper) {
-        answerOnePoint(h, nn, sa, toA(lb));
+        // The support points differ by p, whose part g across nn is the gradient Newton left. Its
+        // test is the predicted decrease, ~|g|^2 / H: a flat cap or face on a face makes the
+        // finite-difference Hessian huge (the support jumps across the face), so it passes with the
+        // supports anywhere on the two faces (7e-5 apart across the normal for a disc touching a
+        // polytope face, contact hunt id 20261127 3 6 3 1 32). Each witness moves by g/2 across nn,
+        // which keeps it on its support plane and makes w_A - w_B = h nn.
+        const Vec3 g = p - h * nn;
+        answerOnePoint(h, nn, Vec3(sa - 0.5 * g), Vec3(toA(lb) + 0.5 * g));
         out.iterations = gjkIterations + expansions;
         out.expansions = expansions;
         out.polytopeVertices = P.nv;
