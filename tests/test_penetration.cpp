@@ -746,13 +746,6 @@ TEST(PenetrationDegenerate, FlatAndLowerDimensionalShapes) {
 // 2.9e-7 for the first pair below, 2.6e-6 for the second; both on their support planes). Now they
 // are the barycentrics of depth n itself (gjk_td.hpp, the answer off the closest face).
 TEST(PenetrationDegenerate, FlatPlateUnderAFaceGetsOppositeWitnesses) {
-  auto rows = [](std::initializer_list<Real> v) {
-    Mat3 m;
-    auto it = v.begin();
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) m(r, c) = *it++;
-    return m;
-  };
   auto check = [](const Shape& a, const Transform& pa, const Shape& b, const Transform& pb, Real tolerance,
                   const char* what) {
     const Real size = 2 + (pa.translation - pb.translation).norm();  // (both bodies lie within 1 of their origins)
@@ -1555,13 +1548,6 @@ TEST(PenetrationCurved, CylinderRimContactsInBothOrders) {
 // Now the witnesses are moved across the normal to face each other (gjk_td.hpp, the Newton finish),
 // staying on their support planes.
 TEST(PenetrationCurved, DiscOnAPolytopeFaceGetsOppositeWitnesses) {
-  auto rows = [](std::initializer_list<Real> v) {
-    Mat3 m;
-    auto it = v.begin();
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) m(r, c) = *it++;
-    return m;
-  };
   const Shape disc(Cylinder{0.8002219802582653, 1.4254776639447826e-06});
   const Shape rock(Polytope::fromPoints(std::vector<Vec3>{{0.19478163471678847, 0.35908595426328821, -0.031606907074198554},
                                                           {0.1923241473017743, 0.32198138543510502, -0.18466546575794099},
