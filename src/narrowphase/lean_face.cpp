@@ -68,15 +68,16 @@ template <bool Swap>
   for (int k = 0; k < 4; ++k) len[k] = std::sqrt(c2[k]);
   constexpr Real kInf = HUGE_VAL;
   f.planeValid = laneBits((len > 0) & (len < kInf));  // (len > 0 && isfinite(len))
-  const V4 nx = cx / len, ny = cy / len, nz = cz / len;
+  const V4 inverse = 1.0 / len;
+  const V4 nx = cx * inverse, ny = cy * inverse, nz = cz * inverse;
   store(f.n[0], nx), store(f.n[1], ny), store(f.n[2], nz);
   const V4 d0 = (nx * x0 + ny * y0) + nz * z0, d1 = (nx * x1 + ny * y1) + nz * z1, d2 = (nx * x2 + ny * y2) + nz * z2;
-  const V4 d = ((d0 + d1) + d2) / 3.0;
+  const V4 d = ((d0 + d1) + d2) * (1.0 / 3.0);
   store(f.d, d);
   // faceBarycentrics(y[v0], y[v1], y[v2], n, d n): the origin's projection p = d n by area ratios;
   // (y[v1] - y[v0]) x (y[v2] - y[v0]) is the cross product above.
   const V4 px = d * nx, py = d * ny, pz = d * nz;
-  const V4 total = (nx * cx + ny * cy) + nz * cz;
+  const V4 inverseTotal = 1.0 / ((nx * cx + ny * cy) + nz * cz);
   // n · ((q - p) x (r - p))
   auto area = [&](const V4& qx, const V4& qy, const V4& qz, const V4& rx, const V4& ry, const V4& rz)
                   __attribute__((always_inline)) {
@@ -84,8 +85,8 @@ template <bool Swap>
     const V4 sx = ay_ * bz_ - az_ * by_, sy = az_ * bx_ - ax_ * bz_, sz = ax_ * by_ - ay_ * bx_;
     return (nx * sx + ny * sy) + nz * sz;
   };
-  const V4 l0 = area(x1, y1, z1, x2, y2, z2) / total;
-  const V4 l1 = area(x2, y2, z2, x0, y0, z0) / total;
+  const V4 l0 = area(x1, y1, z1, x2, y2, z2) * inverseTotal;
+  const V4 l1 = area(x2, y2, z2, x0, y0, z0) * inverseTotal;
   store(f.lambda[0], l0), store(f.lambda[1], l1), store(f.lambda[2], (1.0 - l0) - l1);
   // The base normal's height of each vertex (rememberFace's search for the deepest one).
   const V4 bx = {nx[0], nx[0], nx[0], nx[0]}, by = {ny[0], ny[0], ny[0], ny[0]}, bz = {nz[0], nz[0], nz[0], nz[0]};
