@@ -6,6 +6,9 @@
 # hits; the best of several runs is the least disturbed).
 # Usage: bench/sim/alternate_rounds.sh CK OUT ROUNDS [BASELINE_BENCH BASELINE_CK]
 #   CK: a folder holding polyhedra10k.ck (proxima_bench_dem --settled), OUT: a folder for the JSON.
+#   Environment: BENCH=path (this build's proxima_bench_dem, default build-bench's); NO_LIGGGHTS=1
+#   leaves LIGGGHTS out (an A/B of two builds only: with another build folder as BENCH and the
+#   Release build as the baseline, e.g. to try compiler flags).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CK=$1
@@ -13,7 +16,7 @@ OUT=$2
 ROUNDS=${3:-3}
 BASE=${4:-}
 BASE_CK=${5:-}
-B=build-bench/bench/proxima_bench_dem
+B=${BENCH:-build-bench/bench/proxima_bench_dem}
 mkdir -p "$OUT"
 for r in $(seq 1 "$ROUNDS"); do
   "$B" bench/sim/scenes/polyhedra10k.yaml --timed-steps 300 --threads 1 --settled "$CK/polyhedra10k.ck" \
@@ -22,7 +25,9 @@ for r in $(seq 1 "$ROUNDS"); do
     "$BASE" bench/sim/scenes/polyhedra10k.yaml --timed-steps 300 --threads 1 --settled "$BASE_CK/polyhedra10k.ck" \
       --out "$OUT/baseline_r$r.json" >/dev/null
   fi
-  python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts --out "$OUT/liggghts_r$r.json" >/dev/null
+  if [ -z "${NO_LIGGGHTS:-}" ]; then
+    python3 bench/sim/run_peers.py --scene spheres10k --peers liggghts --out "$OUT/liggghts_r$r.json" >/dev/null
+  fi
 done
 python3 - "$OUT" <<'PY'
 import json, pathlib, statistics, sys
