@@ -24,6 +24,7 @@ namespace proxima::detail {
 [[gnu::always_inline]] inline bool faceNormalise(const Vec3& y0, const Vec3& y1, const Vec3& y2, const Vec3& cross,
                                                  Vec3& n, Real& d) {
   const Real len = cross.norm();
+  // (len is 0 or above ~1e-162, the root of the smallest subnormal |cross|²: 1 / len is finite.)
   if (!(len > 0 && std::isfinite(len))) return false;
   // One division, then products (here and in the lean tetrahedron's four lanes, where the three
   // quotients and the mean's division had each been a vector division: the lanes' longest waits on
