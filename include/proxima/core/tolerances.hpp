@@ -39,6 +39,13 @@ inline constexpr int kGjkMaxRestarts = 3;
 inline constexpr Real kGjkEscapeTurn = 1e-6;
 inline constexpr int kGjkMaxEscapes = 16;
 
+/// GJK takes a step whose new simplex keeps every vertex and whose ||v||^2 is no more than
+/// kGjkTieGrowth (relative) above the last one as progress: near a CSO vertex the norm is flat to
+/// second order while the direction turns to first order (gjkDistance). At most kGjkMaxTieGrows per
+/// query, so GJK still ends.
+inline constexpr Real kGjkTieGrowth = 8.0 * kEps;
+inline constexpr int kGjkMaxTieGrows = 4;
+
 /// Iteration cap of GJK. Polytopes converge in far fewer (finite termination); smooth shapes
 /// converge linearly and need at most ~100 iterations to reach the relative test above.
 inline constexpr int kGjkMaxIterations = 128;

@@ -731,7 +731,12 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     int n = 0;
     SimplexSolution sol;
     Real vv = std::numeric_limits<Real>::infinity();
+    Real ownLower = -std::numeric_limits<Real>::infinity();  // support plane along its own direction
   } best;
+  // The support plane along the current simplex's own direction (-inf until measured): ||v|| minus
+  // it bounds both the distance's error and how far the CSO reaches past the plane normal to v,
+  // i.e. the answer's consistency (its own gap).
+  Real ownLower = -std::numeric_limits<Real>::infinity();
   int restarts = 0;
   Status exitStatus = Status::MaxIterations;
   // Curved pairs: ended by a stall (no progress in rounding), not by the progress test. (Set only
@@ -741,7 +746,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     if (restarts >= opt.maxRestarts || !(std::sqrt(vv) - lower > opt.restartGap * scale)) return false;
     if (vv < best.vv) {
       for (int i = 0; i < n; ++i) best.y[i] = y[i], best.pa[i] = pa[i], best.lb[i] = lb[i];
-      best.n = n, best.sol = sol, best.vv = vv;
+      best.n = n, best.sol = sol, best.vv = vv, best.ownLower = ownLower;
     }
     ++restarts;
     v = supportPair(dir, pa[0], lb[0]);
@@ -751,6 +756,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     sol.size = 1, sol.ids[0] = 0, sol.lambda[0] = 1, sol.point = v;
     vv = v.squaredNorm();
     ymax2 = vv;
+    ownLower = -std::numeric_limits<Real>::infinity();
     return true;
   };
 
@@ -793,6 +799,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
         dir = next.searchDirection();
         vv = nv;
         ymax2 = maxY2();
+        ownLower = -std::numeric_limits<Real>::infinity();
         if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));
         return true;
       }
@@ -803,6 +810,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   auto escapedToContact = [&]() { return n == 4 || vv <= opt.touchTolerance * ymax2; };
 
   int newtonTries = 0;
+  int tieGrowsLeft = tol::kGjkMaxTieGrows;
   for (int k = 1; k <= opt.maxIterations; ++k) {
     out.iterations = k;
     Vec3 sa, sl;
@@ -812,6 +820,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       if (lowerK < 0 && rollingOverlap(Vec3(-dir.normalized()), w, sa, sl, k)) return out;
     }
     if (lowerK > lower) lower = lowerK, lowerDir = dir;  // (a NaN leaves both)
+    ownLower = lowerK;
     const Real scale = std::sqrt(std::max(ymax2, w.squaredNorm()));
     if constexpr (detail::kNewtonPair<SA, SB>) {
       // Newton finishes (detail::newtonDistance), and also certifies GJK's own converged iterate
@@ -887,9 +896,16 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       // on nearly flat simplices (curved surfaces). Search every region before calling it a stall.
       const SimplexSolution full = detail::runSubAlgorithm(y, n, false, opt);
       const Real fv = full.point.squaredNorm();
-      if (fv < vv) next = full, nv = fv;
+      if (fv < vv || (full.size == n && next.size != n)) next = full, nv = fv;
     }
-    if (!(nv < vv)) {
+    // A tie in rounding that grows the simplex (every vertex kept, the new one included) is progress
+    // too: near a CSO vertex the norm of the nearest point is flat to second order, so a step of 1e-9
+    // towards the right face leaves ||v||^2 the same to the last bits (either way) while v's
+    // direction turns by 1e-8 (two segments crossing 1e-9 from their ends stalled on an edge, the
+    // normal that far off). At most tol::kGjkMaxTieGrows per query, so GJK still ends.
+    const bool tieGrows = next.size == n && tieGrowsLeft > 0 && nv <= vv * (1 + tol::kGjkTieGrowth);
+    if (tieGrows && !(nv < vv)) --tieGrowsLeft;
+    if (!(nv < vv) && !tieGrows) {
       if constexpr (detail::kCurvedPair<SA, SB>) {
         // No descent although w lies beyond the origin along -v: in exact arithmetic conv(W ∪ {w})
         // then holds a point closer than v, so the rounding of the volume forms decided. On a long
@@ -937,6 +953,7 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
     v = next.point;
     dir = next.searchDirection();
     vv = nv;
+    ownLower = -std::numeric_limits<Real>::infinity();
     if (opt.normTrace) opt.normTrace->push_back(std::sqrt(vv));
     if (n == 4) {
       finish(Status::Overlapping, sol);
@@ -948,9 +965,17 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       return out;
     }
   }
-  if (best.vv < vv) {
+  // The simplex saved at a stall comes back if it is nearer; when the two norms agree to GJK's
+  // tolerance, only if its own gap is no larger: near a CSO vertex the norm is flat to second order
+  // while the direction moves to first order. Two segments crossing 1e-9 from their ends (the
+  // contact hunt's 20261127 2 2 3 0 51) stalled on an edge whose direction was 9e-9 rad off (own
+  // gap 1.1e-8); the restart ended on the right face with an own gap of 7e-18 and a norm 7e-18
+  // larger in rounding, and the edge came back. (A nearer-by-more-than-tolerance saved simplex
+  // still wins: on curved pairs its distance is the better one, by the exact-distance oracle.)
+  const bool bestNearer = std::sqrt(best.vv) < std::sqrt(vv) - (opt.relTolerance * std::sqrt(vv) + opt.absTolerance * std::sqrt(maxY2()));
+  if (best.vv < vv && (bestNearer || !(std::sqrt(vv) - ownLower < std::sqrt(best.vv) - best.ownLower))) {
     for (int i = 0; i < best.n; ++i) y[i] = best.y[i], pa[i] = best.pa[i], lb[i] = best.lb[i];
-    n = best.n, sol = best.sol, vv = best.vv;
+    n = best.n, sol = best.sol, vv = best.vv, ownLower = best.ownLower;
   }
   // A restart only happens after a stall, which is a legitimate end of GJK: running out of
   // iterations while trying to improve on it still leaves that answer.
