@@ -339,6 +339,50 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
   // Newton converges quadratically: it aims at GJK's own tolerance (depth to ~1e-14 x scale), and
   // settles for relTol (the expansion's contract) only when rounding stops it first.
   const Real tight = std::min(relTol, tol::kGjkRelative);
+  // The Newton step not taken, applied to the normal and the witnesses of the answer. Run when
+  // converged, and also when the answer is certified and rounding stops the descent first: the step
+  // can no longer lower F, but it still turns the normal and moves the witnesses. A 0.005 ellipsoid
+  // 1.5e-10 deep in a 0.9 one (the contact hunt's 20261127 1 1 2 0 132) stopped there with its
+  // witnesses 1.1e-8 apart across the normal.
+  auto finishStep = [&](const SphereStep& st, Real F, Real d1, Real d2) {
+    const Vec3 &t1 = st.t1, &t2 = st.t2;
+    const Real g1 = st.g1, g2 = st.g2;
+    // Converged: the depth is F. The normal's error is the remaining step, ~sqrt(F error /
+    // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp), and so do
+    // the witnesses, to first order: each support point moves by its own Hessian times the step,
+    // H_A d on A and -H_B d on B (both in the tangent plane), so that w = s_A - s_B becomes
+    // w + (H_A + H_B) d = F (u + d) by the Newton equation (H_A + H_B - F) d = -g: parallel to the
+    // stepped normal, with a residual of second order in d. With the pair along u, w_B - w_A left
+    // the normal by the gradient g, which F's criterion (second order in g) leaves at up to ~1e-8
+    // of the size (7e-8 for ellipsoids ~0.7 across: validation §22 E). The points move ~|g|
+    // along their tangent planes, i.e. off the surfaces by ~curvature x |g|^2, rounding. (The
+    // support pair along the stepped normal would do the same at the cost of one more support
+    // call: 9 % of a settled ellipsoid bed's step.)
+    s.n = (s.u + d1 * t1 + d2 * t2).normalized();
+    // The exact Newton step x (shift F): the model's own when its shift min(F, r/2) is F (a
+    // shallow overlap: no second solve), else solved again; H_A + H_B' >= r > F on the tangent
+    // plane, so it is positive definite here. (If rounding says otherwise, the witnesses stay.)
+    Real x1 = d1, x2 = d2;
+    Vec3 n = s.n;
+    if (st.shift != F) {
+      const Real e11 = st.h11 + st.shift - F, e22 = st.h22 + st.shift - F, e12 = st.h12;
+      const Real det = e11 * e22 - e12 * e12;
+      if (!(e11 > 0 && det > 0)) return true;
+      x1 = -(e22 * g1 - e12 * g2) / det, x2 = -(e11 * g2 - e12 * g1) / det;
+      n = (s.u + x1 * t1 + x2 * t2).normalized();
+    }
+    // (H_A + H_B') x = -g + F x: the support points' moves along (t1, t2), A's and the rest B's
+    const Real a1 = st.a11 * x1 + st.a12 * x2, a2 = st.a12 * x1 + st.a22 * x2;
+    const Real b1 = -g1 + F * x1 - a1, b2 = -g2 + F * x2 - a2;
+    const Vec3 moveA = a1 * t1 + a2 * t2, moveB = b1 * t1 + b2 * t2;
+    if (n.allFinite() && moveA.allFinite() && moveB.allFinite()) {
+      s.n = n;
+      s.sa += moveA;
+      s.lb -= mulMatT(R, moveB);  // (B's point, in B's frame, moves by -H_B' x)
+      s.w += moveA + moveB;
+    }
+    return true;
+  };
   s.F = s.u.dot(s.w);
   int blindSteps = 0, outsideSteps = 0;
   for (int it = 0; it <= tol::kOverlapNewtonIterations; ++it) {
@@ -362,43 +406,8 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
     const Vec3 &t1 = st.t1, &t2 = st.t2;
     const Real g1 = st.g1, g2 = st.g2;
     Real d1 = st.d1, d2 = st.d2;
-    if (lower > 0 && F - lower <= tight * scale) {
-      // Converged: the depth is F. The normal's error is the remaining step, ~sqrt(F error /
-      // curvature), so the normal takes that step (as GJK's Newton finish does, gjk.hpp), and so do
-      // the witnesses, to first order: each support point moves by its own Hessian times the step,
-      // H_A d on A and -H_B d on B (both in the tangent plane), so that w = s_A - s_B becomes
-      // w + (H_A + H_B) d = F (u + d) by the Newton equation (H_A + H_B - F) d = -g: parallel to the
-      // stepped normal, with a residual of second order in d. With the pair along u, w_B - w_A left
-      // the normal by the gradient g, which F's criterion (second order in g) leaves at up to ~1e-8
-      // of the size (7e-8 for ellipsoids ~0.7 across: validation §22 E). The points move ~|g|
-      // along their tangent planes, i.e. off the surfaces by ~curvature x |g|^2, rounding. (The
-      // support pair along the stepped normal would do the same at the cost of one more support
-      // call: 9 % of a settled ellipsoid bed's step.)
-      s.n = (s.u + d1 * t1 + d2 * t2).normalized();
-      // The exact Newton step x (shift F): the model's own when its shift min(F, r/2) is F (a
-      // shallow overlap: no second solve), else solved again; H_A + H_B' >= r > F on the tangent
-      // plane, so it is positive definite here. (If rounding says otherwise, the witnesses stay.)
-      Real x1 = d1, x2 = d2;
-      Vec3 n = s.n;
-      if (st.shift != F) {
-        const Real e11 = st.h11 + st.shift - F, e22 = st.h22 + st.shift - F, e12 = st.h12;
-        const Real det = e11 * e22 - e12 * e12;
-        if (!(e11 > 0 && det > 0)) return true;
-        x1 = -(e22 * g1 - e12 * g2) / det, x2 = -(e11 * g2 - e12 * g1) / det;
-        n = (s.u + x1 * t1 + x2 * t2).normalized();
-      }
-      // (H_A + H_B') x = -g + F x: the support points' moves along (t1, t2), A's and the rest B's
-      const Real a1 = st.a11 * x1 + st.a12 * x2, a2 = st.a12 * x1 + st.a22 * x2;
-      const Real b1 = -g1 + F * x1 - a1, b2 = -g2 + F * x2 - a2;
-      const Vec3 moveA = a1 * t1 + a2 * t2, moveB = b1 * t1 + b2 * t2;
-      if (n.allFinite() && moveA.allFinite() && moveB.allFinite()) {
-        s.n = n;
-        s.sa += moveA;
-        s.lb -= mulMatT(R, moveB);  // (B's point, in B's frame, moves by -H_B' x)
-        s.w += moveA + moveB;
-      }
-      return true;
-    }
+    if (lower > 0 && F - lower <= tight * scale) return finishStep(st, F, d1, d2);
+    const Real d1Newton = d1, d2Newton = d2;
     const Real len = std::hypot(d1, d2);
     if (len > 0.5) d1 *= 0.5 / len, d2 *= 0.5 / len;  // trust region: at most ~0.5 rad per step
     // A step whose predicted decrease is below F's rounding is judged by the gradient (accurate)
@@ -416,7 +425,7 @@ bool newtonOverlap(const SA& a, const SB& b, const Mat3& R, Real relTol, Overlap
     }
     blindSteps = blind ? blindSteps + 1 : 0;
     ++s.steps;
-    if (!moved) return certified;
+    if (!moved) return certified && finishStep(st, F, d1Newton, d2Newton);
   }
   return false;
 }
