@@ -1801,6 +1801,25 @@ TEST(PenetrationCurved, SmallEllipsoidInALargeOneWitnessesAgreeWithTheNormal) {
   }
   EXPECT_GT(overlapping, 500);
   EXPECT_EQ(inconsistent, 0) << "worst " << worst;
+  {
+    // Out of Newton steps: an ellipsoid 0.08 deep in a disc-like one 2e-6 thick (the hunt's
+    // 20261127 1 1 3 1 7) used all 24 and returned its last pair, 3.4e-10 apart across the normal.
+    Mat3 ra, rb;
+    ra << -0.36423814006848865, -0.48510418720134324, 0.79498710988240084, 0.85824809271660274, -0.50626488386816382,
+        0.084297560523828419, 0.36158095728033302, 0.71300055744836488, 0.60074072311651983;
+    rb << -0.90484955204713691, -0.36426154398791072, 0.22036518720442144, -0.23439358551063311, 0.85835031969126763,
+        0.45639278670610939, -0.35539687003625375, 0.36131462225800115, -0.8620584716311257;
+    const Shape a(Ellipsoid{Vec3(0.26201607568299928, 0.75158557170262097, 0.76679198773026591)});
+    const Shape b(Ellipsoid{Vec3(0.48800111081655617, 1.0571427782894718e-06, 0.89054695487505264)});
+    const Transform pa(ra, Vec3(0.55104243484963022, 0.07407878169076651, -0.42629752800668819));
+    const Transform pb(rb, Vec3(0.7308108214795952, 0.2937082538224875, -1.2797730657079214));
+    for (int order = 0; order < 2; ++order) {
+      const ContactResult r = order == 0 ? contact(a, pa, b, pb) : contact(b, pb, a, pa);
+      ASSERT_EQ(r.status, Status::Overlapping);
+      EXPECT_NEAR(r.depth, 0.0766791987730266, 1e-14);
+      EXPECT_LE((r.witnessB - r.witnessA - r.distance * r.normal).norm(), 1e-13) << "order " << order;
+    }
+  }
   std::printf("[ curved  ] %d overlapping queries (ratio 20..500:1), %d with |wB - wA - sd n| > 1e-12 of the size, worst %.2e\n",
               overlapping, inconsistent, worst);
 }
