@@ -907,7 +907,8 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
       // on nearly flat simplices (curved surfaces). Search every region before calling it a stall.
       const SimplexSolution full = detail::runSubAlgorithm(y, n, false, opt);
       const Real fv = full.point.squaredNorm();
-      if (fv < vv || (full.size == n && next.size != n)) next = full, nv = fv;
+      // (or a tie that keeps every vertex, below, which the tailored search missed; a NaN is neither)
+      if (fv < vv || (full.size == n && next.size != n && fv <= vv * (1 + tol::kGjkTieGrowth))) next = full, nv = fv;
     }
     // A tie in rounding that grows the simplex (every vertex kept, the new one included) is progress
     // too: near a CSO vertex the norm of the nearest point is flat to second order, so a step of 1e-9
@@ -983,8 +984,9 @@ DistanceResult gjkDistance(const SA& a, const Transform& poseA, const SB& b, con
   // gap 1.1e-8); the restart ended on the right face with an own gap of 7e-18 and a norm 7e-18
   // larger in rounding, and the edge came back. (A nearer-by-more-than-tolerance saved simplex
   // still wins: on curved pairs its distance is the better one, by the exact-distance oracle.)
-  const bool bestNearer = std::sqrt(best.vv) < std::sqrt(vv) - (opt.relTolerance * std::sqrt(vv) + opt.absTolerance * std::sqrt(maxY2()));
-  if (best.vv < vv && (bestNearer || !(std::sqrt(vv) - ownLower < std::sqrt(best.vv) - best.ownLower))) {
+  const Real lastNorm = std::sqrt(vv), bestNorm = std::sqrt(best.vv);
+  const bool bestNearer = bestNorm < lastNorm - (opt.relTolerance * lastNorm + opt.absTolerance * std::sqrt(maxY2()));
+  if (best.vv < vv && (bestNearer || !(lastNorm - ownLower < bestNorm - best.ownLower))) {
     for (int i = 0; i < best.n; ++i) y[i] = best.y[i], pa[i] = best.pa[i], lb[i] = best.lb[i];
     n = best.n, sol = best.sol, vv = best.vv, ownLower = best.ownLower;
   }
