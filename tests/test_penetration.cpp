@@ -1725,6 +1725,20 @@ TEST(PenetrationCurved, NewtonEndsAtTheMinimumOverlap) {
   std::printf("[ curved  ] %d overlapping pairs, %.1f expansions per pair\n", checked, double(expansions) / checked);
 }
 
+// B at orientation qb, placed so that its support point along -n lies `inside` below A's support point
+// along n (A's outward normal there): B's surface point is inside A.
+Transform justInside(const Shape& a, const Transform& pa, const Shape& b, const Quat& qb, const Vec3& n, Real inside) {
+  SupportHint ha, hb;
+  const Vec3 sa = pa.apply(a.support(pa.rotateInverse(n), ha));
+  const Vec3 sbLocal = b.support(qb.conjugate() * Vec3(-n), hb);
+  return at(sa - inside * n - qb * sbLocal, qb);
+}
+
+// |w_B - w_A - sd n| / size: how far the witnesses leave the reported normal.
+Real witnessGap(const ContactResult& r, Real size) {
+  return (r.witnessB - r.witnessA - r.distance * r.normal).norm() / size;
+}
+
 // Overlapping smooth pairs answered by Newton on the overlap: the witnesses follow the last Newton
 // step with the normal (each support point moved by its Hessian times the step), so w_B - w_A = sd n
 // to rounding. They were the pair along the last iterate u, which Newton's criterion on the depth
@@ -1745,16 +1759,12 @@ TEST(PenetrationCurved, OverlappingEllipsoidWitnessesAgreeWithTheNormal) {
     // along n, a random direction (A's outward normal there), so B's surface point lies inside A.
     const Vec3 n = Vec3(u(rng), u(rng), u(rng)).normalized();
     const Real inside = std::pow(10.0, -9 + 7 * (0.5 + 0.5 * u(rng)));
-    SupportHint ha, hb;
-    const Vec3 sa = pa.apply(a.support(pa.rotateInverse(n), ha));
-    const Vec3 sbLocal = b.support(qb.conjugate() * Vec3(-n), hb);
-    const Transform pb = at(sa - inside * n - qb * sbLocal, qb);
+    const Transform pb = justInside(a, pa, b, qb, n, inside);
     for (int order = 0; order < 2; ++order) {
       const ContactResult r = order == 0 ? contact(a, pa, b, pb) : contact(b, pb, a, pa);
       if (r.status != Status::Overlapping || !(r.depth > 0)) continue;
       ++overlapping;
-      const Real size = ra.maxCoeff() + rb.maxCoeff() + (pa.translation - pb.translation).norm();
-      const Real err = (r.witnessB - r.witnessA - r.distance * r.normal).norm() / size;
+      const Real err = witnessGap(r, ra.maxCoeff() + rb.maxCoeff() + (pa.translation - pb.translation).norm());
       worst = std::max(worst, err);
       inconsistent += err > 1e-13;
       EXPECT_EQ(r.distance, -r.depth) << k;
@@ -1785,16 +1795,12 @@ TEST(PenetrationCurved, SmallEllipsoidInALargeOneWitnessesAgreeWithTheNormal) {
     const Quat qb = test::randomRotation(rng);
     const Vec3 n = Vec3(u(rng), u(rng), u(rng)).normalized();
     const Real inside = std::pow(10.0, -13 + 6 * (0.5 + 0.5 * u(rng)));  // 1e-13 .. 1e-7
-    SupportHint ha, hb;
-    const Vec3 sa = pa.apply(a.support(pa.rotateInverse(n), ha));
-    const Vec3 sbLocal = b.support(qb.conjugate() * Vec3(-n), hb);
-    const Transform pb = at(sa - inside * n - qb * sbLocal, qb);
+    const Transform pb = justInside(a, pa, b, qb, n, inside);
     for (int order = 0; order < 2; ++order) {
       const ContactResult r = order == 0 ? contact(a, pa, b, pb) : contact(b, pb, a, pa);
       if (r.status != Status::Overlapping || !(r.depth > 0)) continue;
       ++overlapping;
-      const Real size = ra.maxCoeff() + rb.maxCoeff() + (pa.translation - pb.translation).norm();
-      const Real err = (r.witnessB - r.witnessA - r.distance * r.normal).norm() / size;
+      const Real err = witnessGap(r, ra.maxCoeff() + rb.maxCoeff() + (pa.translation - pb.translation).norm());
       worst = std::max(worst, err);
       inconsistent += err > 1e-12;
     }
